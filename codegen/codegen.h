@@ -1,0 +1,24 @@
+/* codegen.h — C text from scheduled kernels.
+ *
+ * Writes three files: NAME.c (C11, kernels as static functions printed
+ * from their isl ASTs, one entry function), NAME.h (the entry function,
+ * input/output shapes, arena and weights sizes, status codes) and
+ * NAME.weights (the constants as one little-endian blob, 64-byte aligned
+ * offsets). The generated code never allocates. */
+#ifndef CODEGEN_H
+#define CODEGEN_H
+
+#include "scheduler.h"
+
+#include <stdio.h>
+
+typedef struct {
+  const char *name; /* prefix of every exported symbol and of the files */
+} cg_options;
+
+int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE *weights,
+            char *err, size_t errlen);
+/* The C type of a dtype as generated code spells it. */
+const char *cg_ctype(ir_dtype t);
+
+#endif

@@ -1,0 +1,38 @@
+/* codegen_impl.h — private to codegen/. */
+#ifndef CODEGEN_IMPL_H
+#define CODEGEN_IMPL_H
+
+#include "codegen.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+typedef struct {
+  char *s;
+  size_t n, cap;
+} cg_buf;
+
+/* What the whole file needs: helpers per dtype, float->int casts. */
+typedef struct {
+  uint32_t helpers;                          /* bit per dtype */
+  uint8_t casts[IR_DTYPE_COUNT][IR_DTYPE_COUNT];
+} cg_out;
+
+typedef struct {
+  const sched_program *p;
+  const sched_kernel *k;
+  cg_buf *body;
+  cg_out *out;
+  int depth;
+  bool error;
+} cg_kernel;
+
+void cg_printf(cg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cg_line(cg_buf *b, int depth, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int cg_kernel_arg(const cg_kernel *c, int buf);
+void cg_need_helper(cg_out *o, ir_dtype t);
+void cg_need_cast(cg_out *o, ir_dtype from, ir_dtype to);
+/* Prints the loop nest of c->k into c->body (emit.c). */
+int cg_kernel_body(cg_kernel *c);
+
+#endif

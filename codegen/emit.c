@@ -1,0 +1,400 @@
+/* emit.c — prints kernels as C from their isl ASTs.
+ *
+ * Loops come from isl; statements are rendered by render_value, and every
+ * address (plain buffer, view with strides/offset/mask, INDEX_COMPONENTS)
+ * by render_address, so indexing is spelled in one place. */
+#include "codegen_impl.h"
+
+#include <isl/ast.h>
+#include <isl/id.h>
+#include <isl/val.h>
+#include <math.h>
+#include <string.h>
+
+const char *cg_ctype(ir_dtype t) {
+  switch (t) {
+  case IR_F32: return "float";
+  case IR_F64: return "double";
+  case IR_F16: return "uint16_t";
+  case IR_I8: return "int8_t";
+  case IR_I16: return "int16_t";
+  case IR_I32: return "int32_t";
+  case IR_I64: return "int64_t";
+  case IR_U8: return "uint8_t";
+  case IR_U16: return "uint16_t";
+  case IR_U32: return "uint32_t";
+  case IR_U64: return "uint64_t";
+  case IR_BOOL: return "uint8_t";
+  default: return "void";
+  }
+}
+
+static void literal(cg_buf *o, ir_dtype t, double f, int64_t i) {
+  if (ir_dtype_is_float(t)) {
+    if (isnan(f)) cg_printf(o, "%sNAN", t == IR_F32 ? "" : "(double)");
+    else if (isinf(f)) cg_printf(o, "%s%sINFINITY", f < 0 ? "-" : "", t == IR_F32 ? "" : "(double)");
+    else {
+      char s[64];
+      snprintf(s, sizeof s, t == IR_F32 ? "%.9g" : "%.17g", f);
+      cg_printf(o, "%s%s%s", s, strpbrk(s, ".e") ? "" : ".0", t == IR_F32 ? "f" : "");
+    }
+  } else if (t == IR_I64 && i == INT64_MIN) {
+    cg_printf(o, "INT64_MIN");
+  } else if (t == IR_I64 || t == IR_U64) {
+    cg_printf(o, "INT64_C(%lld)", (long long)i);
+  } else {
+    cg_printf(o, "((%s)%lld)", cg_ctype(t), (long long)i);
+  }
+}
+
+/* Element `idx` (one C expression per axis of `shape`) of a buffer laid out
+ * as `stride`/`offset`; axes of size 1 or stride 0 are left out. */
+static void render_address(cg_buf *o, int64_t offset, const int64_t *stride, const ir_shape *shape,
+                           char *const *idx) {
+  bool any = false;
+  if (offset) cg_printf(o, "%lld", (long long)offset), any = true;
+  for (int k = 0; k < shape->rank; k++) {
+    if (shape->d[k] == 1 || stride[k] == 0 || !strcmp(idx[k], "0")) continue;
+    cg_printf(o, "%s", any ? " + " : "");
+    if (stride[k] == 1) cg_printf(o, "%s", idx[k]);
+    else cg_printf(o, "%lld * %s", (long long)stride[k], idx[k]);
+    any = true;
+  }
+  if (!any) cg_printf(o, "0");
+}
+
+static void render_mask(cg_buf *o, const ir_view *v, char *const *idx) {
+  bool first = true;
+  for (int k = 0; k < v->shape.rank; k++) {
+    if (v->lo[k] <= 0 && v->hi[k] >= v->shape.d[k]) continue;
+    cg_printf(o, "%s%s >= %lld && %s < %lld", first ? "" : " && ", idx[k], (long long)v->lo[k],
+              idx[k], (long long)v->hi[k]);
+    first = false;
+  }
+}
+
+static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bool is_root);
+
+static void render_buffer_read(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
+  const ir_node *n = ir_node_get(c->p->g, r);
+  int64_t st[IR_MAX_RANK];
+  ir_contiguous_strides(&n->shape, st);
+  cg_printf(o, "b%d[", cg_kernel_arg(c, c->p->buf_of[r]));
+  render_address(o, 0, st, &n->shape, idx);
+  cg_printf(o, "]");
+}
+
+static void render_view(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *idx) {
+  const ir_node *src = ir_node_get(c->p->g, n->src[0]);
+  if (n->view.masked) {
+    cg_printf(o, "((");
+    render_mask(o, &n->view, idx);
+    cg_printf(o, ") ? ");
+  }
+  if (src->op == IR_LOAD) {
+    literal(o, src->dtype, src->fval, src->ival);
+  } else {
+    cg_printf(o, "b%d[", cg_kernel_arg(c, c->p->buf_of[n->src[0]]));
+    render_address(o, n->view.offset, n->view.stride, &n->shape, idx);
+    cg_printf(o, "]");
+  }
+  if (n->view.masked) {
+    cg_printf(o, " : ");
+    literal(o, n->dtype, n->view.pad_value, (int64_t)n->view.pad_value);
+    cg_printf(o, ")");
+  }
+}
+
+static const char *fsuffix(ir_dtype t) {
+  return t == IR_F32 ? "f" : "";
+}
+
+static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *idx) {
+  const char *T = cg_ctype(n->dtype);
+  ir_dtype st = ir_node_get(c->p->g, n->src[0])->dtype;
+  cg_buf a[3] = {{0}};
+  for (int k = 0; k < n->nsrc; k++) render_value(c, &a[k], n->src[k], idx, false);
+  bool fl = ir_dtype_is_float(st);
+  switch (n->op) {
+  case IR_NEG: cg_printf(o, "((%s)-%s)", T, a[0].s); break;
+  case IR_RECIP: cg_printf(o, "(1.0%s / %s)", fsuffix(n->dtype), a[0].s); break;
+  case IR_SQRT: cg_printf(o, "sqrt%s(%s)", fsuffix(n->dtype), a[0].s); break;
+  case IR_EXP2: cg_printf(o, "exp2%s(%s)", fsuffix(n->dtype), a[0].s); break;
+  case IR_LOG2: cg_printf(o, "log2%s(%s)", fsuffix(n->dtype), a[0].s); break;
+  case IR_SIN: cg_printf(o, "sin%s(%s)", fsuffix(n->dtype), a[0].s); break;
+  case IR_NOT: cg_printf(o, "(!%s)", a[0].s); break;
+  case IR_CAST:
+    if (n->dtype == IR_BOOL) cg_printf(o, "(%s != 0)", a[0].s);
+    else if (fl && !ir_dtype_is_float(n->dtype))
+      cg_printf(o, "cast_%s_%s(%s)", ir_dtype_name(st), ir_dtype_name(n->dtype), a[0].s),
+          cg_need_cast(c->out, st, n->dtype);
+    else cg_printf(o, "((%s)%s)", T, a[0].s);
+    break;
+  case IR_ADD: cg_printf(o, "((%s)(%s + %s))", T, a[0].s, a[1].s); break;
+  case IR_MUL: cg_printf(o, "((%s)(%s * %s))", T, a[0].s, a[1].s); break;
+  case IR_MAX:
+    cg_printf(o, "max_%s(%s, %s)", ir_dtype_name(n->dtype), a[0].s, a[1].s);
+    cg_need_helper(c->out, n->dtype);
+    break;
+  case IR_IDIV:
+    cg_printf(o, "idiv_%s(%s, %s)", ir_dtype_name(n->dtype), a[0].s, a[1].s);
+    cg_need_helper(c->out, n->dtype);
+    break;
+  case IR_MOD:
+    if (fl) cg_printf(o, "fmod%s(%s, %s)", fsuffix(n->dtype), a[0].s, a[1].s);
+    else {
+      cg_printf(o, "imod_%s(%s, %s)", ir_dtype_name(n->dtype), a[0].s, a[1].s);
+      cg_need_helper(c->out, n->dtype);
+    }
+    break;
+  case IR_AND: cg_printf(o, "((%s)(%s & %s))", T, a[0].s, a[1].s); break;
+  case IR_OR: cg_printf(o, "((%s)(%s | %s))", T, a[0].s, a[1].s); break;
+  case IR_XOR: cg_printf(o, "((%s)(%s ^ %s))", T, a[0].s, a[1].s); break;
+  case IR_LT: cg_printf(o, "(%s < %s)", a[0].s, a[1].s); break;
+  case IR_NEQ: cg_printf(o, "(%s != %s)", a[0].s, a[1].s); break;
+  case IR_WHERE: cg_printf(o, "(%s ? %s : %s)", a[0].s, a[1].s, a[2].s); break;
+  default: cg_printf(o, "/* unsupported %s */ 0", ir_op_name(n->op)); c->error = true;
+  }
+  for (int k = 0; k < n->nsrc; k++) free(a[k].s);
+}
+
+/* The value of node `r` at element `idx` of its shape. */
+static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bool is_root) {
+  const ir_node *n = ir_node_get(c->p->g, r);
+  if (!is_root && c->p->buf_of[r] >= 0) {
+    render_buffer_read(c, o, r, idx);
+    return;
+  }
+  switch (n->op) {
+  case IR_LOAD: literal(o, n->dtype, n->fval, n->ival); return;
+  case IR_INDEX_COMPONENTS: {
+    cg_printf(o, "((int64_t)");
+    render_address(o, n->base, n->coef, &n->shape, idx);
+    cg_printf(o, ")");
+    return;
+  }
+  case IR_VIEW: render_view(c, o, n, idx); return;
+  case IR_MOVE: render_value(c, o, n->src[0], idx, false); return;
+  default: render_op(c, o, n, idx);
+  }
+}
+
+static void init_literal(cg_buf *v, const ir_node *root) {
+  if (root->op != IR_MAX) literal(v, root->dtype, root->op == IR_MUL, root->op == IR_MUL);
+  else if (root->dtype == IR_I64) cg_printf(v, "INT64_MIN");
+  else literal(v, root->dtype, ir_dtype_lowest(root->dtype), (int64_t)ir_dtype_lowest(root->dtype));
+}
+
+static void render_stmt(cg_kernel *c, sched_stmt_kind kind, char *const *space_idx) {
+  const ir_node *root = ir_node_get(c->p->g, c->k->root);
+  cg_buf v = {0}, addr = {0};
+  char *out_idx[IR_MAX_RANK];
+  int64_t st[IR_MAX_RANK];
+  ir_contiguous_strides(&root->shape, st);
+  for (int i = 0; i < root->shape.rank; i++)
+    out_idx[i] = root->shape.d[i] == 1 ? "0" : space_idx[i];
+  render_address(&addr, 0, st, &root->shape, out_idx);
+  switch (kind) {
+  case SCHED_STMT_COMPUTE:
+    render_value(c, &v, c->k->root, space_idx, true);
+    cg_line(c->body, c->depth, "b0[%s] = %s;", addr.s, v.s);
+    break;
+  case SCHED_STMT_INIT:
+    init_literal(&v, root);
+    cg_line(c->body, c->depth, "acc = %s;", v.s);
+    break;
+  case SCHED_STMT_UPDATE:
+    render_value(c, &v, root->src[0], space_idx, false);
+    if (root->op == IR_MAX) {
+      cg_line(c->body, c->depth, "acc = max_%s(acc, %s);", ir_dtype_name(root->dtype), v.s);
+      cg_need_helper(c->out, root->dtype);
+    } else {
+      cg_line(c->body, c->depth, "acc = (%s)(acc %s %s);", cg_ctype(root->dtype),
+              root->op == IR_ADD ? "+" : "*", v.s);
+    }
+    break;
+  case SCHED_STMT_STORE: cg_line(c->body, c->depth, "b0[%s] = acc;", addr.s); break;
+  }
+  free(addr.s);
+  free(v.s);
+}
+
+static void print_expr(cg_buf *o, isl_ast_expr *e);
+
+static void print_op(cg_buf *o, isl_ast_expr *e) {
+  int n = isl_ast_expr_op_get_n_arg(e);
+  isl_ast_expr *a[3] = {0};
+  for (int i = 0; i < n && i < 3; i++) a[i] = isl_ast_expr_op_get_arg(e, i);
+  static const struct {
+    enum isl_ast_expr_op_type t;
+    const char *s;
+  } bin[] = {{isl_ast_expr_op_and, "&&"}, {isl_ast_expr_op_or, "||"}, {isl_ast_expr_op_add, "+"},
+             {isl_ast_expr_op_sub, "-"}, {isl_ast_expr_op_mul, "*"}, {isl_ast_expr_op_div, "/"},
+             {isl_ast_expr_op_pdiv_q, "/"}, {isl_ast_expr_op_pdiv_r, "%"},
+             {isl_ast_expr_op_zdiv_r, "%"}, {isl_ast_expr_op_eq, "=="}, {isl_ast_expr_op_le, "<="},
+             {isl_ast_expr_op_lt, "<"}, {isl_ast_expr_op_ge, ">="}, {isl_ast_expr_op_gt, ">"}};
+  enum isl_ast_expr_op_type t = isl_ast_expr_op_get_type(e);
+  const char *sym = NULL;
+  for (size_t i = 0; i < sizeof bin / sizeof bin[0]; i++)
+    if (bin[i].t == t) sym = bin[i].s;
+  if (sym && n == 2) {
+    cg_printf(o, "(");
+    print_expr(o, a[0]);
+    cg_printf(o, " %s ", sym);
+    print_expr(o, a[1]);
+    cg_printf(o, ")");
+  } else if (t == isl_ast_expr_op_minus) {
+    cg_printf(o, "(-");
+    print_expr(o, a[0]);
+    cg_printf(o, ")");
+  } else if ((t == isl_ast_expr_op_max || t == isl_ast_expr_op_min) && n == 2) {
+    cg_printf(o, "(");
+    print_expr(o, a[0]);
+    cg_printf(o, t == isl_ast_expr_op_max ? " > " : " < ");
+    print_expr(o, a[1]);
+    cg_printf(o, " ? ");
+    print_expr(o, a[0]);
+    cg_printf(o, " : ");
+    print_expr(o, a[1]);
+    cg_printf(o, ")");
+  } else if (t == isl_ast_expr_op_fdiv_q) {
+    cg_printf(o, "floord(");
+    print_expr(o, a[0]);
+    cg_printf(o, ", ");
+    print_expr(o, a[1]);
+    cg_printf(o, ")");
+  } else if ((t == isl_ast_expr_op_cond || t == isl_ast_expr_op_select) && n == 3) {
+    cg_printf(o, "(");
+    print_expr(o, a[0]);
+    cg_printf(o, " ? ");
+    print_expr(o, a[1]);
+    cg_printf(o, " : ");
+    print_expr(o, a[2]);
+    cg_printf(o, ")");
+  } else {
+    char *s = isl_ast_expr_to_C_str(e);
+    cg_printf(o, "%s", s);
+    free(s);
+  }
+  for (int i = 0; i < 3; i++) isl_ast_expr_free(a[i]);
+}
+
+static void print_expr(cg_buf *o, isl_ast_expr *e) {
+  switch (isl_ast_expr_get_type(e)) {
+  case isl_ast_expr_id: {
+    isl_id *id = isl_ast_expr_get_id(e);
+    cg_printf(o, "%s", isl_id_get_name(id));
+    isl_id_free(id);
+    break;
+  }
+  case isl_ast_expr_int: {
+    isl_val *v = isl_ast_expr_get_val(e);
+    cg_printf(o, "%lld", (long long)isl_val_get_num_si(v));
+    isl_val_free(v);
+    break;
+  }
+  default: print_op(o, e);
+  }
+}
+
+static void print_user(cg_kernel *c, isl_ast_node *node) {
+  isl_ast_expr *call = isl_ast_node_user_get_expr(node);
+  isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
+  isl_id *id = isl_ast_expr_get_id(fn);
+  sched_stmt_kind kind = sched_stmt_of(c->k, isl_id_get_name(id));
+  isl_id_free(id);
+  isl_ast_expr_free(fn);
+  const ir_node *root = ir_node_get(c->p->g, c->k->root);
+  /* domain dimensions -> axes of the iteration space */
+  int ax[IR_MAX_RANK], nax = 0;
+  for (int i = 0; i < c->k->naxes; i++) {
+    int a = c->k->axes[i];
+    if (kind == SCHED_STMT_COMPUTE || kind == SCHED_STMT_UPDATE || root->shape.d[a] != 1)
+      ax[nax++] = a;
+  }
+  char *idx[IR_MAX_RANK];
+  for (int i = 0; i < IR_MAX_RANK; i++) idx[i] = "0";
+  cg_buf args[IR_MAX_RANK] = {{0}};
+  for (int i = 0; i < nax; i++) {
+    isl_ast_expr *a = isl_ast_expr_op_get_arg(call, i + 1);
+    print_expr(&args[i], a);
+    isl_ast_expr_free(a);
+    idx[ax[i]] = args[i].s;
+  }
+  render_stmt(c, kind, idx);
+  for (int i = 0; i < nax; i++) free(args[i].s);
+  isl_ast_expr_free(call);
+}
+
+static void print_node(cg_kernel *c, isl_ast_node *node) {
+  switch (isl_ast_node_get_type(node)) {
+  case isl_ast_node_for: {
+    isl_ast_expr *it = isl_ast_node_for_get_iterator(node), *init = isl_ast_node_for_get_init(node),
+                 *cond = isl_ast_node_for_get_cond(node), *inc = isl_ast_node_for_get_inc(node);
+    cg_buf i = {0}, b = {0}, cd = {0}, s = {0};
+    print_expr(&i, it);
+    print_expr(&b, init);
+    print_expr(&cd, cond);
+    print_expr(&s, inc);
+    cg_line(c->body, c->depth, "for (int64_t %s = %s; %s; %s += %s) {", i.s, b.s, cd.s, i.s, s.s);
+    free(i.s), free(b.s), free(cd.s), free(s.s);
+    isl_ast_expr_free(it), isl_ast_expr_free(init), isl_ast_expr_free(cond), isl_ast_expr_free(inc);
+    isl_ast_node *body = isl_ast_node_for_get_body(node);
+    c->depth++;
+    print_node(c, body);
+    c->depth--;
+    isl_ast_node_free(body);
+    cg_line(c->body, c->depth, "}");
+    break;
+  }
+  case isl_ast_node_block: {
+    isl_ast_node_list *l = isl_ast_node_block_get_children(node);
+    for (int i = 0; i < isl_ast_node_list_n_ast_node(l); i++) {
+      isl_ast_node *ch = isl_ast_node_list_get_ast_node(l, i);
+      print_node(c, ch);
+      isl_ast_node_free(ch);
+    }
+    isl_ast_node_list_free(l);
+    break;
+  }
+  case isl_ast_node_if: {
+    isl_ast_expr *cond = isl_ast_node_if_get_cond(node);
+    cg_buf cd = {0};
+    print_expr(&cd, cond);
+    isl_ast_expr_free(cond);
+    cg_line(c->body, c->depth, "if (%s) {", cd.s);
+    free(cd.s);
+    isl_ast_node *t = isl_ast_node_if_get_then_node(node);
+    c->depth++;
+    print_node(c, t);
+    c->depth--;
+    isl_ast_node_free(t);
+    if (isl_ast_node_if_has_else_node(node)) {
+      cg_line(c->body, c->depth, "} else {");
+      isl_ast_node *e = isl_ast_node_if_get_else_node(node);
+      c->depth++;
+      print_node(c, e);
+      c->depth--;
+      isl_ast_node_free(e);
+    }
+    cg_line(c->body, c->depth, "}");
+    break;
+  }
+  case isl_ast_node_user: print_user(c, node); break;
+  case isl_ast_node_mark: {
+    isl_ast_node *b = isl_ast_node_mark_get_node(node);
+    print_node(c, b);
+    isl_ast_node_free(b);
+    break;
+  }
+  default: c->error = true;
+  }
+}
+
+int cg_kernel_body(cg_kernel *c) {
+  c->depth = 1;
+  if (ir_node_get(c->p->g, c->k->root)->reduce)
+    cg_line(c->body, 1, "%s acc;", cg_ctype(ir_node_get(c->p->g, c->k->root)->dtype));
+  print_node(c, c->k->ast);
+  return c->error ? -1 : 0;
+}

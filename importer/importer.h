@@ -1,0 +1,51 @@
+/* importer.h — ONNX models and tensors in, primitive graphs out.
+ *
+ * Decoding uses protobuf-c code generated at build time from Debian's
+ * onnx.proto; nothing outside importer/ and runtime/ sees protobuf. Every
+ * ONNX node is lowered by one function of its op family (op_*.c) onto the
+ * caten primitives through the ir builder. Sub-graphs that only depend on
+ * constants (shape computations of PyTorch exports) are folded while
+ * lowering, so later nodes (Reshape, Expand, ...) see their values. */
+#ifndef IMPORTER_H
+#define IMPORTER_H
+
+#include "ir.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  const char *const *dims; /* "NAME=VALUE": values of symbolic input dimensions */
+  int ndims;
+} imp_options;
+
+/* Loads the model at `path` into a new graph owned by the caller. On error
+ * returns -1 with `err` = "PATH: node 'NAME' (OP, opset N): what". */
+int imp_load(const char *path, const imp_options *o, ir_graph **out, char *err, size_t errlen);
+
+/* A decoded TensorProto. */
+typedef struct {
+  char *name;
+  ir_dtype dtype;
+  ir_shape shape;
+  void *data; /* numel * dtype size bytes, little-endian */
+  size_t bytes;
+} imp_tensor;
+
+/* Decodes a serialized TensorProto. `base_dir` resolves external data
+ * (NULL: external data is an error). */
+int imp_tensor_decode(const uint8_t *buf, size_t len, const char *base_dir, imp_tensor *out,
+                      char *err, size_t errlen);
+void imp_tensor_free(imp_tensor *t);
+/* ONNX TensorProto.DataType <-> ir dtype; -1 when unsupported. */
+int imp_dtype_from_onnx(int onnx_type);
+int imp_dtype_to_onnx(ir_dtype t);
+
+/* The distinct op types used by the model at `path`, space-separated, in
+ * `out` (for labelling tests); -1 with `err` on a decode error. */
+int imp_model_op_types(const char *path, char *out, size_t outlen, char *err, size_t errlen);
+
+/* The ONNX op types the importer can lower, NULL-terminated. */
+const char *const *imp_supported_ops(void);
+
+#endif

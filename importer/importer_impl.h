@@ -1,0 +1,77 @@
+/* importer_impl.h — private to importer/: the lowering context and the
+ * helpers every op family uses. */
+#ifndef IMPORTER_IMPL_H
+#define IMPORTER_IMPL_H
+
+#include "importer.h"
+#include "onnx.pb-c.h"
+
+#include <stdbool.h>
+
+typedef struct imp_ctx imp_ctx;
+
+/* One ONNX node being lowered. */
+typedef struct {
+  imp_ctx *ctx;
+  ir_graph *g;
+  const Onnx__NodeProto *proto;
+  int opset; /* of the default domain */
+} imp_node;
+
+typedef int (*imp_lower_fn)(imp_node *n);
+
+typedef struct {
+  const char *op;
+  imp_lower_fn lower;
+} imp_op_entry;
+
+/* One table per op family file, NULL-terminated. */
+extern const imp_op_entry imp_ops_elementwise[];
+extern const imp_op_entry imp_ops_logic[];
+extern const imp_op_entry imp_ops_reduce[];
+extern const imp_op_entry imp_ops_matmul[];
+extern const imp_op_entry imp_ops_shape[];
+extern const imp_op_entry imp_ops_nn[];
+extern const imp_op_entry imp_ops_norm[];
+extern const imp_op_entry imp_ops_gather[];
+extern const imp_op_entry imp_ops_misc[];
+
+/* Errors: record a message about the node; returns -1. */
+int imp_fail(imp_node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Inputs: count as written in the node; IR_NONE (and no error) when input
+ * `i` is absent or empty; imp_in records an error if the name is unknown. */
+int imp_nin(const imp_node *n);
+bool imp_has_in(const imp_node *n, int i);
+ir_ref imp_in(imp_node *n, int i);
+int imp_nout(const imp_node *n);
+bool imp_has_out(const imp_node *n, int i);
+int imp_set_out(imp_node *n, int i, ir_ref r);
+
+/* Attributes with defaults. imp_attr_ints/floats return the count (at most
+ * `max` copied) or -1 when the attribute is absent. */
+bool imp_has_attr(const imp_node *n, const char *name);
+int64_t imp_attr_i(imp_node *n, const char *name, int64_t def);
+double imp_attr_f(imp_node *n, const char *name, double def);
+const char *imp_attr_s(imp_node *n, const char *name, const char *def);
+int imp_attr_ints(imp_node *n, const char *name, int64_t *out, int max);
+int imp_attr_floats(imp_node *n, const char *name, double *out, int max);
+/* A TENSOR attribute as a constant node (IR_NONE + error if absent/bad). */
+ir_ref imp_attr_tensor(imp_node *n, const char *name);
+
+/* The values of input `i`, which must be a compile-time constant: copies at
+ * most `max` elements as int64 / double; returns the element count or -1. */
+int imp_const_ints(imp_node *n, int i, int64_t *out, int max);
+int imp_const_floats(imp_node *n, int i, double *out, int max);
+
+/* Normalises a possibly negative axis against `rank` (error when out of range). */
+int imp_axis(imp_node *n, int64_t axis, int rank);
+const ir_shape *imp_shape(imp_node *n, ir_ref r);
+ir_dtype imp_dtype(imp_node *n, ir_ref r);
+
+/* TensorProto -> constant node (tensor.c). */
+ir_ref imp_tensor_const(imp_ctx *c, const Onnx__TensorProto *t, char *err, size_t errlen);
+int imp_tensor_from_proto(const Onnx__TensorProto *t, const char *base_dir, imp_tensor *out,
+                          char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,501 @@
+/* load.c — reading a model: decode, graph inputs and initializers, node
+ * order, dispatch to the op families, folding of constant values. */
+#include "importer_impl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Constant sub-graphs up to this many elements are evaluated while lowering. */
+#define FOLD_MAX_ELEMS (1 << 20)
+
+typedef struct {
+  const char *name;
+  ir_ref ref;
+} value;
+
+struct imp_ctx {
+  const char *path;
+  char *dir;
+  const imp_options *opt;
+  ir_graph *g;
+  value *values; /* open addressing, power-of-two capacity */
+  size_t nvalues, cap;
+  char nodeerr[768];
+  bool node_failed;
+};
+
+static const imp_op_entry *const families[] = {
+    imp_ops_elementwise, imp_ops_logic, imp_ops_reduce, imp_ops_matmul, imp_ops_shape,
+    imp_ops_nn,          imp_ops_norm,  imp_ops_gather, imp_ops_misc,
+};
+
+static imp_lower_fn find_op(const char *op) {
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+    for (const imp_op_entry *e = families[f]; e->op; e++)
+      if (!strcmp(e->op, op)) return e->lower;
+  return NULL;
+}
+
+const char *const *imp_supported_ops(void) {
+  static const char *list[512];
+  if (!list[0]) {
+    size_t k = 0;
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+      for (const imp_op_entry *e = families[f]; e->op && k + 1 < 512; e++) list[k++] = e->op;
+  }
+  return list;
+}
+
+static uint64_t hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static value *lookup(imp_ctx *c, const char *name) {
+  if (!c->cap) return NULL;
+  for (size_t i = hash(name) & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
+    if (!c->values[i].name) return NULL;
+    if (!strcmp(c->values[i].name, name)) return &c->values[i];
+  }
+}
+
+static void define(imp_ctx *c, const char *name, ir_ref r) {
+  value *v = lookup(c, name);
+  if (v) {
+    v->ref = r;
+    return;
+  }
+  if (2 * (c->nvalues + 1) > c->cap) {
+    value *old = c->values;
+    size_t oldcap = c->cap;
+    c->cap = c->cap ? 2 * c->cap : 256;
+    c->values = calloc(c->cap, sizeof *c->values);
+    if (!c->values) abort();
+    c->nvalues = 0;
+    for (size_t i = 0; i < oldcap; i++)
+      if (old[i].name) define(c, old[i].name, old[i].ref);
+    free(old);
+  }
+  size_t i = hash(name) & (c->cap - 1);
+  while (c->values[i].name) i = (i + 1) & (c->cap - 1);
+  c->values[i].name = name;
+  c->values[i].ref = r;
+  c->nvalues++;
+}
+
+/* ---- node API for the op families ---- */
+
+int imp_fail(imp_node *n, const char *fmt, ...) {
+  if (n->ctx->node_failed) return -1;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(n->ctx->nodeerr, sizeof n->ctx->nodeerr, fmt, ap);
+  va_end(ap);
+  n->ctx->node_failed = true;
+  return -1;
+}
+
+int imp_nin(const imp_node *n) {
+  return (int)n->proto->n_input;
+}
+
+bool imp_has_in(const imp_node *n, int i) {
+  return i >= 0 && (size_t)i < n->proto->n_input && n->proto->input[i][0];
+}
+
+ir_ref imp_in(imp_node *n, int i) {
+  if (!imp_has_in(n, i)) return IR_NONE;
+  value *v = lookup(n->ctx, n->proto->input[i]);
+  if (!v) return imp_fail(n, "input '%s' is not defined", n->proto->input[i]), IR_NONE;
+  return v->ref;
+}
+
+int imp_nout(const imp_node *n) {
+  return (int)n->proto->n_output;
+}
+
+bool imp_has_out(const imp_node *n, int i) {
+  return i >= 0 && (size_t)i < n->proto->n_output && n->proto->output[i][0];
+}
+
+int imp_set_out(imp_node *n, int i, ir_ref r) {
+  if (r == IR_NONE || ir_failed(n->g)) return -1;
+  if (!imp_has_out(n, i)) return 0;
+  define(n->ctx, n->proto->output[i], r);
+  return 0;
+}
+
+static const Onnx__AttributeProto *attr(const imp_node *n, const char *name) {
+  for (size_t i = 0; i < n->proto->n_attribute; i++)
+    if (n->proto->attribute[i]->name && !strcmp(n->proto->attribute[i]->name, name))
+      return n->proto->attribute[i];
+  return NULL;
+}
+
+bool imp_has_attr(const imp_node *n, const char *name) {
+  return attr(n, name) != NULL;
+}
+
+static const Onnx__AttributeProto *typed_attr(imp_node *n, const char *name, Onnx__AttributeProto__AttributeType t) {
+  const Onnx__AttributeProto *a = attr(n, name);
+  if (a && a->has_type && a->type != t) {
+    imp_fail(n, "attribute '%s' has the wrong type (%d, expected %d)", name, (int)a->type, (int)t);
+    return NULL;
+  }
+  return a;
+}
+
+int64_t imp_attr_i(imp_node *n, const char *name, int64_t def) {
+  const Onnx__AttributeProto *a = typed_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+  return a ? a->i : def;
+}
+
+double imp_attr_f(imp_node *n, const char *name, double def) {
+  const Onnx__AttributeProto *a = typed_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+  return a ? a->f : def;
+}
+
+const char *imp_attr_s(imp_node *n, const char *name, const char *def) {
+  const Onnx__AttributeProto *a = typed_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+  if (!a) return def;
+  return ir_strndup(n->g, (const char *)a->s.data, a->s.len);
+}
+
+int imp_attr_ints(imp_node *n, const char *name, int64_t *out, int max) {
+  const Onnx__AttributeProto *a = typed_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+  if (!a) return -1;
+  if (a->n_ints > (size_t)max) return imp_fail(n, "attribute '%s' has too many values (%zu)", name, a->n_ints);
+  for (size_t i = 0; i < a->n_ints; i++) out[i] = a->ints[i];
+  return (int)a->n_ints;
+}
+
+int imp_attr_floats(imp_node *n, const char *name, double *out, int max) {
+  const Onnx__AttributeProto *a = typed_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+  if (!a) return -1;
+  if (a->n_floats > (size_t)max) return imp_fail(n, "attribute '%s' has too many values (%zu)", name, a->n_floats);
+  for (size_t i = 0; i < a->n_floats; i++) out[i] = a->floats[i];
+  return (int)a->n_floats;
+}
+
+ir_ref imp_attr_tensor(imp_node *n, const char *name) {
+  const Onnx__AttributeProto *a = typed_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR);
+  if (!a || !a->t) return imp_fail(n, "attribute '%s' (a tensor) is missing", name), IR_NONE;
+  char err[512];
+  ir_ref r = imp_tensor_const(n->ctx, a->t, err, sizeof err);
+  if (r == IR_NONE) imp_fail(n, "%s", err);
+  return r;
+}
+
+static int const_values(imp_node *n, int i, void **data, ir_dtype *t) {
+  ir_ref r = imp_in(n, i);
+  if (r == IR_NONE) return imp_fail(n, "input %d is missing", i);
+  if (!ir_is_const(n->g, r))
+    return imp_fail(n, "input %d ('%s') must be a compile-time constant here", i, n->proto->input[i]);
+  const ir_node *x = ir_node_get(n->g, r);
+  *t = x->dtype;
+  if (x->op == IR_ALLOCATE) {
+    *data = NULL;
+    return (int)ir_shape_numel(&x->shape);
+  }
+  if (ir_eval(n->g, r, data)) return -1;
+  return (int)ir_shape_numel(&x->shape);
+}
+
+int imp_const_ints(imp_node *n, int i, int64_t *out, int max) {
+  void *data;
+  ir_dtype t;
+  int cnt = const_values(n, i, &data, &t);
+  if (cnt < 0) return -1;
+  const void *src = data ? data : ir_node_get(n->g, imp_in(n, i))->data;
+  if (cnt > max) cnt = -1, imp_fail(n, "input %d has too many values", i);
+  for (int k = 0; k < cnt; k++) out[k] = ir_elem_i(t, src, k);
+  free(data);
+  return cnt;
+}
+
+int imp_const_floats(imp_node *n, int i, double *out, int max) {
+  void *data;
+  ir_dtype t;
+  int cnt = const_values(n, i, &data, &t);
+  if (cnt < 0) return -1;
+  const void *src = data ? data : ir_node_get(n->g, imp_in(n, i))->data;
+  if (cnt > max) cnt = -1, imp_fail(n, "input %d has too many values", i);
+  for (int k = 0; k < cnt; k++) out[k] = ir_elem_f(t, src, k);
+  free(data);
+  return cnt;
+}
+
+int imp_axis(imp_node *n, int64_t axis, int rank) {
+  if (axis < -rank || axis >= (rank ? rank : 1))
+    return imp_fail(n, "axis %lld is out of range for rank %d", (long long)axis, rank);
+  return (int)(axis < 0 ? axis + rank : axis);
+}
+
+const ir_shape *imp_shape(imp_node *n, ir_ref r) {
+  return &ir_node_get(n->g, r)->shape;
+}
+
+ir_dtype imp_dtype(imp_node *n, ir_ref r) {
+  return ir_node_get(n->g, r)->dtype;
+}
+
+ir_ref imp_tensor_const(imp_ctx *c, const Onnx__TensorProto *t, char *err, size_t errlen) {
+  imp_tensor x;
+  if (imp_tensor_from_proto(t, c->dir, &x, err, errlen)) return IR_NONE;
+  if (x.dtype == IR_F16) {
+    snprintf(err, errlen, "tensor '%s': float16 is not supported in models yet", x.name);
+    imp_tensor_free(&x);
+    return IR_NONE;
+  }
+  ir_ref r = ir_const(c->g, x.name, x.dtype, x.shape, x.data);
+  imp_tensor_free(&x);
+  return r;
+}
+
+/* ---- the model ---- */
+
+static int ctx_fail(imp_ctx *c, char *err, size_t n, const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  snprintf(err, n, "%s: %s", c->path, msg);
+  return -1;
+}
+
+static int dim_value(imp_ctx *c, const char *param, int64_t *v) {
+  size_t len = strlen(param);
+  for (int i = 0; i < c->opt->ndims; i++) {
+    const char *d = c->opt->dims[i];
+    if (!strncmp(d, param, len) && d[len] == '=') {
+      char *end;
+      long long x = strtoll(d + len + 1, &end, 10);
+      if (*end || x < 0) return -1;
+      *v = x;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+static int add_inputs(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t n) {
+  for (size_t i = 0; i < gp->n_input; i++) {
+    const Onnx__ValueInfoProto *vi = gp->input[i];
+    if (!vi->name) return ctx_fail(c, err, n, "graph input %zu has no name", i);
+    if (lookup(c, vi->name)) continue; /* an initializer listed as input */
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+      return ctx_fail(c, err, n, "graph input '%s' is not a tensor", vi->name);
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    int dt = imp_dtype_from_onnx(tt->elem_type);
+    if (dt < 0 || dt == IR_F16)
+      return ctx_fail(c, err, n, "graph input '%s': element type %d is not supported", vi->name, tt->elem_type);
+    if (!tt->shape) return ctx_fail(c, err, n, "graph input '%s' has no shape", vi->name);
+    if (tt->shape->n_dim > IR_MAX_RANK) return ctx_fail(c, err, n, "graph input '%s': rank too high", vi->name);
+    ir_shape s = {.rank = (int)tt->shape->n_dim};
+    for (size_t k = 0; k < tt->shape->n_dim; k++) {
+      const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
+      if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0) {
+        s.d[k] = d->dim_value;
+      } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param) {
+        if (dim_value(c, d->dim_param, &s.d[k]))
+          return ctx_fail(c, err, n, "graph input '%s': dimension %zu is symbolic ('%s'); give it a value with --dim %s=N",
+                          vi->name, k, d->dim_param, d->dim_param);
+      } else {
+        return ctx_fail(c, err, n, "graph input '%s': dimension %zu is unknown", vi->name, k);
+      }
+    }
+    ir_ref r = ir_input(c->g, vi->name, (ir_dtype)dt, s);
+    if (r == IR_NONE) return ctx_fail(c, err, n, "graph input '%s': %s", vi->name, ir_error(c->g));
+    define(c, vi->name, r);
+  }
+  return 0;
+}
+
+/* Replaces small constant values by their folded contents. */
+static ir_ref fold(imp_ctx *c, ir_ref r) {
+  const ir_node *x = ir_node_get(c->g, r);
+  if (!x->is_const || x->op == IR_ALLOCATE || x->op == IR_LOAD || ir_shape_numel(&x->shape) > FOLD_MAX_ELEMS)
+    return r;
+  void *data;
+  if (ir_eval(c->g, r, &data)) return IR_NONE;
+  ir_ref k = ir_const(c->g, "folded", x->dtype, x->shape, data);
+  free(data);
+  return k;
+}
+
+static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *err, size_t n) {
+  const char *op = np->op_type ? np->op_type : "";
+  const char *name = np->name && np->name[0] ? np->name : (np->n_output ? np->output[0] : "?");
+  imp_node node = {c, c->g, np, opset};
+  imp_lower_fn fn = NULL;
+  if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx"))
+    snprintf(c->nodeerr, sizeof c->nodeerr, "domain '%s' is not supported", np->domain), c->node_failed = true;
+  else if (!(fn = find_op(op)))
+    snprintf(c->nodeerr, sizeof c->nodeerr, "op '%s' is not supported", op), c->node_failed = true;
+  char label[256];
+  snprintf(label, sizeof label, "%s '%s'", op, name);
+  ir_set_label(c->g, label);
+  if (fn) fn(&node);
+  for (int i = 0; !c->node_failed && !ir_failed(c->g) && i < imp_nout(&node); i++) {
+    if (!imp_has_out(&node, i)) continue;
+    value *v = lookup(c, np->output[i]);
+    if (!v) imp_fail(&node, "output %d ('%s') was not produced", i, np->output[i]);
+    else v->ref = fold(c, v->ref);
+  }
+  if (c->node_failed || ir_failed(c->g))
+    return snprintf(err, n, "%s: node '%s' (%s, opset %d): %s", c->path, name, op, opset,
+                    c->node_failed ? c->nodeerr : ir_error(c->g)), -1;
+  return 0;
+}
+
+static bool inputs_ready(imp_ctx *c, const Onnx__NodeProto *np, const char **missing) {
+  for (size_t i = 0; i < np->n_input; i++)
+    if (np->input[i][0] && !lookup(c, np->input[i])) {
+      *missing = np->input[i];
+      return false;
+    }
+  return true;
+}
+
+/* Lowers the nodes in dependency order (ONNX asks for topological order;
+ * tolerate any order, and name what is missing on a cycle). */
+static int lower_nodes(imp_ctx *c, const Onnx__GraphProto *gp, int opset, char *err, size_t n) {
+  char *done = calloc(gp->n_node + 1, 1);
+  if (!done) abort();
+  size_t left = gp->n_node;
+  int rc = 0;
+  while (left && !rc) {
+    size_t before = left;
+    for (size_t i = 0; i < gp->n_node && !rc; i++) {
+      const char *missing;
+      if (done[i] || !inputs_ready(c, gp->node[i], &missing)) continue;
+      rc = lower_node(c, gp->node[i], opset, err, n);
+      done[i] = 1;
+      left--;
+    }
+    if (left == before && !rc) {
+      for (size_t i = 0; i < gp->n_node; i++) {
+        const char *missing;
+        if (done[i] || inputs_ready(c, gp->node[i], &missing)) continue;
+        const Onnx__NodeProto *np = gp->node[i];
+        rc = (snprintf(err, n, "%s: node '%s' (%s): input '%s' is never defined (or the graph has a cycle)", c->path,
+                      np->name && np->name[0] ? np->name : "?", np->op_type ? np->op_type : "?", missing), -1);
+        break;
+      }
+    }
+  }
+  free(done);
+  return rc;
+}
+
+static int read_file(const char *path, uint8_t **buf, size_t *len, char *err, size_t n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return snprintf(err, n, "%s: cannot open file", path), -1;
+  size_t cap = 1 << 16, k = 0;
+  uint8_t *b = malloc(cap);
+  for (;;) {
+    if (!b) abort();
+    k += fread(b + k, 1, cap - k, f);
+    if (k < cap) break;
+    cap *= 2;
+    b = realloc(b, cap);
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(b);
+    return snprintf(err, n, "%s: read error", path), -1;
+  }
+  *buf = b;
+  *len = k;
+  return 0;
+}
+
+static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t n) {
+  if (!m->graph) return ctx_fail(c, err, n, "the model has no graph");
+  int opset = -1;
+  for (size_t i = 0; i < m->n_opset_import; i++) {
+    const Onnx__OperatorSetIdProto *o = m->opset_import[i];
+    if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx")) opset = (int)o->version;
+  }
+  if (opset < 0) opset = m->n_opset_import ? -1 : 1;
+  if (opset < 1) return ctx_fail(c, err, n, "the model imports no default-domain opset");
+  if (opset > 18) return ctx_fail(c, err, n, "opset %d is newer than supported (up to 18)", opset);
+  const Onnx__GraphProto *gp = m->graph;
+  for (size_t i = 0; i < gp->n_initializer; i++) {
+    char e[512];
+    ir_ref r = imp_tensor_const(c, gp->initializer[i], e, sizeof e);
+    if (r == IR_NONE) return ctx_fail(c, err, n, "initializer %zu: %s", i, e);
+    define(c, gp->initializer[i]->name ? gp->initializer[i]->name : "", r);
+  }
+  if (add_inputs(c, gp, err, n) || lower_nodes(c, gp, opset, err, n)) return -1;
+  for (size_t i = 0; i < gp->n_output; i++) {
+    const char *name = gp->output[i]->name ? gp->output[i]->name : "";
+    value *v = lookup(c, name);
+    if (!v) return ctx_fail(c, err, n, "graph output '%s' is never produced", name);
+    ir_mark_output(c->g, v->ref, name);
+  }
+  if (!gp->n_output) return ctx_fail(c, err, n, "the graph has no outputs");
+  return 0;
+}
+
+int imp_model_op_types(const char *path, char *out, size_t outlen, char *err, size_t errlen) {
+  uint8_t *buf;
+  size_t len;
+  if (read_file(path, &buf, &len, err, errlen)) return -1;
+  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+  free(buf);
+  if (!m || !m->graph) {
+    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    return snprintf(err, errlen, "%s: not an ONNX model", path), -1;
+  }
+  out[0] = 0;
+  for (size_t i = 0; i < m->graph->n_node; i++) {
+    const char *op = m->graph->node[i]->op_type ? m->graph->node[i]->op_type : "";
+    char word[256];
+    snprintf(word, sizeof word, " %s ", op);
+    char padded[8192];
+    snprintf(padded, sizeof padded, " %s ", out);
+    if (strstr(padded, word)) continue;
+    size_t k = strlen(out);
+    snprintf(out + k, outlen - k, "%s%s", k ? " " : "", op);
+  }
+  onnx__model_proto__free_unpacked(m, NULL);
+  return 0;
+}
+
+int imp_load(const char *path, const imp_options *o, ir_graph **out, char *err, size_t errlen) {
+  static const imp_options none = {0};
+  imp_ctx c = {.path = path, .opt = o ? o : &none};
+  *out = NULL;
+  uint8_t *buf;
+  size_t len;
+  if (read_file(path, &buf, &len, err, errlen)) return -1;
+  if (!len) {
+    free(buf);
+    return snprintf(err, errlen, "%s: the file is empty", path), -1;
+  }
+  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+  free(buf);
+  if (!m) return snprintf(err, errlen, "%s: not an ONNX model (corrupt or truncated protobuf)", path), -1;
+  c.dir = strdup(path);
+  char *slash = strrchr(c.dir, '/');
+  if (slash) *slash = 0;
+  else strcpy(c.dir, ".");
+  c.g = ir_graph_new();
+  int rc = import_model(&c, m, err, errlen);
+  onnx__model_proto__free_unpacked(m, NULL);
+  free(c.values);
+  free(c.dir);
+  if (rc) {
+    ir_graph_free(c.g);
+    return -1;
+  }
+  *out = c.g;
+  return 0;
+}

@@ -1,0 +1,152 @@
+/* tensor.c — TensorProto decoding: raw_data, the typed repeated fields and
+ * external data files next to the model. */
+#include "importer_impl.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int imp_dtype_from_onnx(int t) {
+  switch (t) {
+  case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: return IR_F32;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: return IR_U8;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: return IR_I8;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16: return IR_U16;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: return IR_I16;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: return IR_I32;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return IR_I64;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return IR_BOOL;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: return IR_F16;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: return IR_F64;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: return IR_U32;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: return IR_U64;
+  default: return -1;
+  }
+}
+
+int imp_dtype_to_onnx(ir_dtype t) {
+  for (int o = 1; o <= 16; o++)
+    if (imp_dtype_from_onnx(o) == (int)t) return o;
+  return -1;
+}
+
+static const char *dtype_onnx_name(int t) {
+  static const char *names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
+                                "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
+                                "COMPLEX128", "BFLOAT16"};
+  return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "unknown";
+}
+
+void imp_tensor_free(imp_tensor *t) {
+  if (!t) return;
+  free(t->name);
+  free(t->data);
+  memset(t, 0, sizeof *t);
+}
+
+/* External data must stay inside the model's folder. */
+static int read_external(const Onnx__TensorProto *t, const char *base_dir, void *dst, size_t bytes,
+                         char *err, size_t n) {
+  const char *loc = NULL;
+  long long off = 0, len = -1;
+  for (size_t i = 0; i < t->n_external_data; i++) {
+    const Onnx__StringStringEntryProto *e = t->external_data[i];
+    if (!e->key || !e->value) continue;
+    if (!strcmp(e->key, "location")) loc = e->value;
+    else if (!strcmp(e->key, "offset")) off = strtoll(e->value, NULL, 10);
+    else if (!strcmp(e->key, "length")) len = strtoll(e->value, NULL, 10);
+  }
+  if (!base_dir) return snprintf(err, n, "tensor '%s': external data is not allowed here", t->name ? t->name : ""), -1;
+  if (!loc || !*loc || loc[0] == '/' || strstr(loc, ".."))
+    return snprintf(err, n, "tensor '%s': external data location '%s' is outside the model's folder",
+                    t->name ? t->name : "", loc ? loc : ""), -1;
+  if (off < 0 || (len >= 0 && (size_t)len != bytes))
+    return snprintf(err, n, "tensor '%s': external data offset/length do not match its size", t->name ? t->name : ""), -1;
+  char path[PATH_MAX], real[PATH_MAX], realbase[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", base_dir, loc);
+  if (!realpath(path, real) || !realpath(base_dir, realbase) ||
+      strncmp(real, realbase, strlen(realbase)) || real[strlen(realbase)] != '/')
+    return snprintf(err, n, "tensor '%s': external data file '%s' is missing or outside the model's folder",
+                    t->name ? t->name : "", loc), -1;
+  FILE *f = fopen(real, "rb");
+  if (!f) return snprintf(err, n, "tensor '%s': cannot open external data '%s'", t->name ? t->name : "", loc), -1;
+  int rc = 0;
+  if (fseek(f, off, SEEK_SET) || fread(dst, 1, bytes, f) != bytes)
+    rc = (snprintf(err, n, "tensor '%s': external data '%s' is shorter than offset %lld + %zu bytes",
+                  t->name ? t->name : "", loc, off, bytes), -1);
+  fclose(f);
+  return rc;
+}
+
+int imp_tensor_from_proto(const Onnx__TensorProto *t, const char *base_dir, imp_tensor *out,
+                          char *err, size_t n) {
+  memset(out, 0, sizeof *out);
+  const char *name = t->name ? t->name : "";
+  int dt = imp_dtype_from_onnx(t->data_type);
+  if (dt < 0) return snprintf(err, n, "tensor '%s': data type %s is not supported", name, dtype_onnx_name(t->data_type)), -1;
+  if (t->n_dims > IR_MAX_RANK) return snprintf(err, n, "tensor '%s': rank %zu exceeds %d", name, t->n_dims, IR_MAX_RANK), -1;
+  ir_shape s = {.rank = (int)t->n_dims};
+  uint64_t numel = 1;
+  for (size_t i = 0; i < t->n_dims; i++) {
+    if (t->dims[i] < 0) return snprintf(err, n, "tensor '%s': negative dimension %lld", name, (long long)t->dims[i]), -1;
+    s.d[i] = t->dims[i];
+    if (s.d[i] && numel > (UINT64_MAX >> 8) / (uint64_t)s.d[i])
+      return snprintf(err, n, "tensor '%s': dimensions overflow", name), -1;
+    numel *= (uint64_t)s.d[i];
+  }
+  size_t es = ir_dtype_size((ir_dtype)dt);
+  if (numel > SIZE_MAX / 16 || numel * es > ((size_t)1 << 40))
+    return snprintf(err, n, "tensor '%s': %llu elements is too large", name, (unsigned long long)numel), -1;
+  size_t bytes = (size_t)numel * es;
+  void *data = calloc(1, bytes ? bytes : 1);
+  if (!data) return snprintf(err, n, "tensor '%s': out of memory for %zu bytes", name, bytes), -1;
+  int rc = 0;
+  size_t have;
+  if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+    rc = read_external(t, base_dir, data, bytes, err, n);
+  } else if (t->has_raw_data) {
+    if (t->raw_data.len != bytes)
+      rc = (snprintf(err, n, "tensor '%s': raw_data has %zu bytes, its dims need %zu", name, t->raw_data.len, bytes), -1);
+    else if (bytes) memcpy(data, t->raw_data.data, bytes);
+  } else {
+    switch (dt) {
+    case IR_F32: have = t->n_float_data; break;
+    case IR_F64: have = t->n_double_data; break;
+    case IR_I64: have = t->n_int64_data; break;
+    case IR_U32: case IR_U64: have = t->n_uint64_data; break;
+    default: have = t->n_int32_data; break;
+    }
+    if (have != numel) {
+      rc = (snprintf(err, n, "tensor '%s': has %zu values, its dims need %llu", name, have, (unsigned long long)numel), -1);
+    } else {
+      for (size_t i = 0; i < numel; i++) switch (dt) {
+        case IR_F32: ((float *)data)[i] = t->float_data[i]; break;
+        case IR_F64: ((double *)data)[i] = t->double_data[i]; break;
+        case IR_I64: ((int64_t *)data)[i] = t->int64_data[i]; break;
+        case IR_U32: ((uint32_t *)data)[i] = (uint32_t)t->uint64_data[i]; break;
+        case IR_U64: ((uint64_t *)data)[i] = t->uint64_data[i]; break;
+        default: ir_elem_set_i((ir_dtype)dt, data, (int64_t)i, t->int32_data[i]);
+        }
+    }
+  }
+  if (rc) {
+    free(data);
+    return -1;
+  }
+  out->name = strdup(name);
+  out->dtype = (ir_dtype)dt;
+  out->shape = s;
+  out->data = data;
+  out->bytes = bytes;
+  return 0;
+}
+
+int imp_tensor_decode(const uint8_t *buf, size_t len, const char *base_dir, imp_tensor *out,
+                      char *err, size_t errlen) {
+  Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, buf);
+  if (!t) return snprintf(err, errlen, "not a valid TensorProto (corrupt or truncated protobuf)"), -1;
+  int rc = imp_tensor_from_proto(t, base_dir, out, err, errlen);
+  onnx__tensor_proto__free_unpacked(t, NULL);
+  return rc;
+}

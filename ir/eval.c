@@ -1,0 +1,238 @@
+/* eval.c — a plain interpreter of the primitives, for compile-time
+ * folding (shape sub-graphs, constant chains) and as a reference in tests.
+ * Floating types compute in double, integer types in int64; each node's
+ * result is stored in its own dtype, so rounding matches generated code. */
+#include "ir_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+double ir_elem_f(ir_dtype t, const void *b, int64_t i) {
+  switch (t) {
+  case IR_F32: return ((const float *)b)[i];
+  case IR_F64: return ((const double *)b)[i];
+  default: return (double)ir_elem_i(t, b, i);
+  }
+}
+
+int64_t ir_elem_i(ir_dtype t, const void *b, int64_t i) {
+  switch (t) {
+  case IR_I8: return ((const int8_t *)b)[i];
+  case IR_I16: return ((const int16_t *)b)[i];
+  case IR_I32: return ((const int32_t *)b)[i];
+  case IR_I64: return ((const int64_t *)b)[i];
+  case IR_U8: case IR_BOOL: return ((const uint8_t *)b)[i];
+  case IR_U16: case IR_F16: return ((const uint16_t *)b)[i];
+  case IR_U32: return ((const uint32_t *)b)[i];
+  case IR_U64: return (int64_t)((const uint64_t *)b)[i];
+  case IR_F32: case IR_F64: {
+    double v = ir_elem_f(t, b, i);
+    if (v != v || v >= 9.2e18 || v <= -9.2e18) return 0;
+    return (int64_t)v;
+  }
+  default: return 0;
+  }
+}
+
+void ir_elem_set_i(ir_dtype t, void *b, int64_t i, int64_t v) {
+  switch (t) {
+  case IR_I8: ((int8_t *)b)[i] = (int8_t)v; break;
+  case IR_I16: ((int16_t *)b)[i] = (int16_t)v; break;
+  case IR_I32: ((int32_t *)b)[i] = (int32_t)v; break;
+  case IR_I64: ((int64_t *)b)[i] = v; break;
+  case IR_U8: ((uint8_t *)b)[i] = (uint8_t)v; break;
+  case IR_BOOL: ((uint8_t *)b)[i] = v != 0; break;
+  case IR_U16: case IR_F16: ((uint16_t *)b)[i] = (uint16_t)v; break;
+  case IR_U32: ((uint32_t *)b)[i] = (uint32_t)v; break;
+  case IR_U64: ((uint64_t *)b)[i] = (uint64_t)v; break;
+  case IR_F32: ((float *)b)[i] = (float)v; break;
+  case IR_F64: ((double *)b)[i] = (double)v; break;
+  default: break;
+  }
+}
+
+void ir_elem_set_f(ir_dtype t, void *b, int64_t i, double v) {
+  if (t == IR_F32) ((float *)b)[i] = (float)v;
+  else if (t == IR_F64) ((double *)b)[i] = v;
+  else if (t == IR_BOOL) ((uint8_t *)b)[i] = v != 0;
+  else ir_elem_set_i(t, b, i, (v != v || fabs(v) >= 9.2e18) ? 0 : (int64_t)v);
+}
+
+bool ir_is_const(const ir_graph *g, ir_ref r) {
+  return r >= 0 && r < g->nnodes && g->nodes[r].is_const;
+}
+
+static void unflatten(const ir_shape *s, int64_t f, int64_t *idx) {
+  for (int k = s->rank - 1; k >= 0; k--) {
+    idx[k] = s->d[k] ? f % s->d[k] : 0;
+    f = s->d[k] ? f / s->d[k] : 0;
+  }
+}
+
+static double fmax_nan(double a, double b) {
+  return (a > b || a != a) ? a : b;
+}
+
+static double op_f(ir_op op, double a, double b) {
+  switch (op) {
+  case IR_NEG: return -a;
+  case IR_RECIP: return 1.0 / a;
+  case IR_SQRT: return sqrt(a);
+  case IR_EXP2: return exp2(a);
+  case IR_LOG2: return log2(a);
+  case IR_SIN: return sin(a);
+  case IR_ADD: return a + b;
+  case IR_MUL: return a * b;
+  case IR_MAX: return fmax_nan(a, b);
+  case IR_MOD: return fmod(a, b);
+  default: return 0;
+  }
+}
+
+static int64_t op_i(ir_op op, int64_t a, int64_t b) {
+  switch (op) {
+  case IR_NEG: return (int64_t)(0 - (uint64_t)a);
+  case IR_NOT: return !a;
+  case IR_ADD: return (int64_t)((uint64_t)a + (uint64_t)b);
+  case IR_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
+  case IR_MAX: return a > b ? a : b;
+  case IR_IDIV: return b == 0 || (b == -1 && a == INT64_MIN) ? 0 : a / b;
+  case IR_MOD: return b == 0 || b == -1 ? 0 : a % b;
+  case IR_AND: return a & b;
+  case IR_OR: return a | b;
+  case IR_XOR: return a ^ b;
+  default: return 0;
+  }
+}
+
+typedef struct {
+  ir_graph *g;
+  void **memo;
+} evalctx;
+
+static void *eval_node(evalctx *c, ir_ref r);
+
+/* Elements of one node whose sources are all evaluated. */
+static int eval_compute(evalctx *c, const ir_node *n, void *out) {
+  int64_t N = ir_shape_numel(&n->shape), idx[IR_MAX_RANK];
+  const void *s[3] = {0};
+  for (int k = 0; k < n->nsrc; k++)
+    if (!(s[k] = eval_node(c, n->src[k]))) return -1;
+  ir_dtype st = n->nsrc ? c->g->nodes[n->src[0]].dtype : n->dtype;
+  if (n->reduce) {
+    const ir_node *x = &c->g->nodes[n->src[0]];
+    double init = n->op == IR_ADD ? 0 : n->op == IR_MUL ? 1 : ir_dtype_lowest(n->dtype);
+    bool fl = ir_dtype_is_float(n->dtype);
+    for (int64_t i = 0; i < N; i++)
+      if (fl || n->op != IR_MAX) ir_elem_set_f(n->dtype, out, i, init);
+      else ir_elem_set_i(n->dtype, out, i, n->dtype == IR_I64 ? INT64_MIN : (int64_t)init);
+    int64_t XN = ir_shape_numel(&x->shape);
+    for (int64_t i = 0; i < XN; i++) {
+      unflatten(&x->shape, i, idx);
+      int64_t o = 0;
+      for (int k = 0; k < n->shape.rank; k++) o = o * n->shape.d[k] + (n->shape.d[k] == 1 ? 0 : idx[k]);
+      if (fl) ir_elem_set_f(n->dtype, out, o, op_f(n->op, ir_elem_f(n->dtype, out, o), ir_elem_f(st, s[0], i)));
+      else ir_elem_set_i(n->dtype, out, o, op_i(n->op, ir_elem_i(n->dtype, out, o), ir_elem_i(st, s[0], i)));
+    }
+    return 0;
+  }
+  for (int64_t i = 0; i < N; i++) {
+    switch (n->op) {
+    case IR_LOAD:
+      if (ir_dtype_is_float(n->dtype)) ir_elem_set_f(n->dtype, out, i, n->fval);
+      else ir_elem_set_i(n->dtype, out, i, n->ival);
+      break;
+    case IR_INDEX_COMPONENTS: {
+      unflatten(&n->shape, i, idx);
+      int64_t v = n->base;
+      for (int k = 0; k < n->shape.rank; k++) v += n->coef[k] * idx[k];
+      ir_elem_set_i(n->dtype, out, i, v);
+      break;
+    }
+    case IR_VIEW: {
+      unflatten(&n->shape, i, idx);
+      int64_t a = n->view.offset;
+      bool valid = true;
+      for (int k = 0; k < n->shape.rank; k++) {
+        valid &= idx[k] >= n->view.lo[k] && idx[k] < n->view.hi[k];
+        a += n->view.stride[k] * idx[k];
+      }
+      if (!valid) ir_elem_set_f(n->dtype, out, i, n->view.pad_value);
+      else memcpy((char *)out + i * (int64_t)ir_dtype_size(n->dtype),
+                  (const char *)s[0] + a * (int64_t)ir_dtype_size(n->dtype), ir_dtype_size(n->dtype));
+      break;
+    }
+    case IR_MOVE:
+      memcpy(out, s[0], (size_t)N * ir_dtype_size(n->dtype));
+      return 0;
+    case IR_CAST:
+      if (ir_dtype_is_float(st)) ir_elem_set_f(n->dtype, out, i, ir_elem_f(st, s[0], i));
+      else ir_elem_set_i(n->dtype, out, i, ir_elem_i(st, s[0], i));
+      break;
+    case IR_LT: case IR_NEQ: {
+      bool v;
+      if (ir_dtype_is_float(st)) {
+        double a = ir_elem_f(st, s[0], i), b = ir_elem_f(st, s[1], i);
+        v = n->op == IR_LT ? a < b : a != b;
+      } else {
+        int64_t a = ir_elem_i(st, s[0], i), b = ir_elem_i(st, s[1], i);
+        v = n->op == IR_LT ? a < b : a != b;
+      }
+      ir_elem_set_i(IR_BOOL, out, i, v);
+      break;
+    }
+    case IR_WHERE: {
+      bool cnd = ir_elem_i(IR_BOOL, s[0], i) != 0;
+      memcpy((char *)out + i * (int64_t)ir_dtype_size(n->dtype),
+             (const char *)s[cnd ? 1 : 2] + i * (int64_t)ir_dtype_size(n->dtype), ir_dtype_size(n->dtype));
+      break;
+    }
+    default:
+      if (ir_dtype_is_float(n->dtype))
+        ir_elem_set_f(n->dtype, out, i,
+                      op_f(n->op, ir_elem_f(st, s[0], i), n->nsrc > 1 ? ir_elem_f(st, s[1], i) : 0));
+      else
+        ir_elem_set_i(n->dtype, out, i,
+                      op_i(n->op, ir_elem_i(st, s[0], i), n->nsrc > 1 ? ir_elem_i(st, s[1], i) : 0));
+    }
+  }
+  return 0;
+}
+
+static void *eval_node(evalctx *c, ir_ref r) {
+  if (c->memo[r]) return c->memo[r];
+  const ir_node *n = &c->g->nodes[r];
+  if (n->op == IR_ALLOCATE) {
+    if (n->origin == IR_ORIGIN_INPUT) {
+      ir_fail(c->g, "'%s' is not a compile-time constant (it depends on input '%s')",
+              n->name ? n->name : "?", n->name ? n->name : "?");
+      return NULL;
+    }
+    return (void *)n->data; /* not owned by memo: see ir_eval */
+  }
+  size_t bytes = (size_t)ir_shape_numel(&n->shape) * ir_dtype_size(n->dtype);
+  void *out = calloc(1, bytes ? bytes : 1);
+  IR_ASSERT(out);
+  c->memo[r] = out;
+  if (eval_compute(c, n, out)) return NULL;
+  return out;
+}
+
+int ir_eval(ir_graph *g, ir_ref r, void **out) {
+  if (!ir_refs_ok(g, 1, &r)) return -1;
+  evalctx c = {g, calloc((size_t)g->nnodes, sizeof(void *))};
+  IR_ASSERT(c.memo);
+  void *v = eval_node(&c, r);
+  const ir_node *n = &g->nodes[r];
+  size_t bytes = (size_t)ir_shape_numel(&n->shape) * ir_dtype_size(n->dtype);
+  *out = NULL;
+  if (v) {
+    *out = malloc(bytes ? bytes : 1);
+    IR_ASSERT(*out);
+    memcpy(*out, v, bytes);
+  }
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].op != IR_ALLOCATE) free(c.memo[i]);
+  free(c.memo);
+  return v ? 0 : -1;
+}

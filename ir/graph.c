@@ -1,0 +1,270 @@
+/* graph.c — node storage, dtypes and shapes, the sticky error. */
+#include "ir_impl.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ir_graph *ir_graph_new(void) {
+  ir_graph *g = calloc(1, sizeof *g);
+  IR_ASSERT(g);
+  return g;
+}
+
+void ir_graph_free(ir_graph *g) {
+  if (!g) return;
+  for (int i = 0; i < g->nblocks; i++) free(g->blocks[i]);
+  free(g->blocks);
+  free(g->nodes);
+  free(g->outputs);
+  free(g->output_names);
+  free(g->inputs);
+  free(g);
+}
+
+void *ir_alloc(ir_graph *g, size_t n) {
+  if (g->nblocks == g->capblocks) {
+    g->capblocks = g->capblocks ? 2 * g->capblocks : 64;
+    g->blocks = realloc(g->blocks, (size_t)g->capblocks * sizeof *g->blocks);
+    IR_ASSERT(g->blocks);
+  }
+  void *p = calloc(1, n ? n : 1);
+  IR_ASSERT(p);
+  g->blocks[g->nblocks++] = p;
+  return p;
+}
+
+char *ir_strdup(ir_graph *g, const char *s) {
+  if (!s) return NULL;
+  size_t n = strlen(s) + 1;
+  char *p = ir_alloc(g, n);
+  memcpy(p, s, n);
+  return p;
+}
+
+char *ir_strndup(ir_graph *g, const char *s, size_t n) {
+  char *p = ir_alloc(g, n + 1);
+  if (n) memcpy(p, s, n);
+  p[n] = 0;
+  return p;
+}
+
+const ir_node *ir_node_get(const ir_graph *g, ir_ref r) {
+  IR_ASSERT(r >= 0 && r < g->nnodes);
+  return &g->nodes[r];
+}
+
+int ir_graph_count(const ir_graph *g) {
+  return g->nnodes;
+}
+
+bool ir_failed(const ir_graph *g) {
+  return g->failed;
+}
+
+const char *ir_error(const ir_graph *g) {
+  return g->err;
+}
+
+int ir_fail(ir_graph *g, const char *fmt, ...) {
+  if (g->failed) return -1; /* keep the first, most specific message */
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g->err, sizeof g->err, fmt, ap);
+  va_end(ap);
+  g->failed = true;
+  return -1;
+}
+
+void ir_clear_error(ir_graph *g) {
+  g->failed = false;
+  g->err[0] = 0;
+}
+
+void ir_set_label(ir_graph *g, const char *label) {
+  g->label = label ? ir_strdup(g, label) : NULL;
+}
+
+ir_ref ir_add_node(ir_graph *g, const ir_node *n) {
+  if (g->nnodes == g->cap) {
+    g->cap = g->cap ? 2 * g->cap : 256;
+    g->nodes = realloc(g->nodes, (size_t)g->cap * sizeof *g->nodes);
+    IR_ASSERT(g->nodes);
+  }
+  g->nodes[g->nnodes] = *n;
+  ir_node *x = &g->nodes[g->nnodes];
+  x->is_const = !(x->op == IR_ALLOCATE && x->origin == IR_ORIGIN_INPUT);
+  for (int k = 0; k < x->nsrc; k++) x->is_const &= g->nodes[x->src[k]].is_const;
+  if (!g->nodes[g->nnodes].label) g->nodes[g->nnodes].label = g->label;
+  return g->nnodes++;
+}
+
+bool ir_refs_ok(ir_graph *g, int n, const ir_ref *refs) {
+  if (g->failed) return false;
+  for (int i = 0; i < n; i++)
+    if (refs[i] < 0 || refs[i] >= g->nnodes) {
+      ir_fail(g, "internal: invalid node reference %d", refs[i]);
+      return false;
+    }
+  return true;
+}
+
+int ir_output_count(const ir_graph *g) {
+  return g->noutputs;
+}
+ir_ref ir_output(const ir_graph *g, int i) {
+  return g->outputs[i];
+}
+const char *ir_output_name(const ir_graph *g, int i) {
+  return g->output_names[i];
+}
+int ir_input_count(const ir_graph *g) {
+  return g->ninputs;
+}
+ir_ref ir_input_ref(const ir_graph *g, int i) {
+  return g->inputs[i];
+}
+
+int ir_mark_output(ir_graph *g, ir_ref r, const char *name) {
+  if (!ir_refs_ok(g, 1, &r)) return -1;
+  g->outputs = realloc(g->outputs, (size_t)(g->noutputs + 1) * sizeof *g->outputs);
+  g->output_names =
+      realloc(g->output_names, (size_t)(g->noutputs + 1) * sizeof *g->output_names);
+  IR_ASSERT(g->outputs && g->output_names);
+  g->outputs[g->noutputs] = r;
+  g->output_names[g->noutputs] = ir_strdup(g, name ? name : "");
+  g->noutputs++;
+  return 0;
+}
+
+void ir_set_output(ir_graph *g, int i, ir_ref r) {
+  IR_ASSERT(i >= 0 && i < g->noutputs && r >= 0 && r < g->nnodes);
+  g->outputs[i] = r;
+}
+
+void ir_replace_uses(ir_graph *g, ir_ref from, ir_ref to) {
+  for (int i = 0; i < g->nnodes; i++)
+    for (int k = 0; k < g->nodes[i].nsrc; k++)
+      if (g->nodes[i].src[k] == from) g->nodes[i].src[k] = to;
+  for (int i = 0; i < g->noutputs; i++)
+    if (g->outputs[i] == from) g->outputs[i] = to;
+}
+
+/* ---- dtypes ---- */
+
+static const struct {
+  const char *name;
+  size_t size;
+  bool is_float, is_signed;
+} dtypes[IR_DTYPE_COUNT] = {
+    [IR_F32] = {"f32", 4, true, true},  [IR_F64] = {"f64", 8, true, true},
+    [IR_F16] = {"f16", 2, true, true},  [IR_I8] = {"i8", 1, false, true},
+    [IR_I16] = {"i16", 2, false, true}, [IR_I32] = {"i32", 4, false, true},
+    [IR_I64] = {"i64", 8, false, true}, [IR_U8] = {"u8", 1, false, false},
+    [IR_U16] = {"u16", 2, false, false}, [IR_U32] = {"u32", 4, false, false},
+    [IR_U64] = {"u64", 8, false, false}, [IR_BOOL] = {"bool", 1, false, false},
+};
+
+size_t ir_dtype_size(ir_dtype t) {
+  return dtypes[t].size;
+}
+const char *ir_dtype_name(ir_dtype t) {
+  return dtypes[t].name;
+}
+bool ir_dtype_is_float(ir_dtype t) {
+  return dtypes[t].is_float;
+}
+bool ir_dtype_is_signed(ir_dtype t) {
+  return dtypes[t].is_signed;
+}
+
+double ir_dtype_lowest(ir_dtype t) {
+  switch (t) {
+  case IR_F32: case IR_F64: case IR_F16: return -INFINITY;
+  case IR_I8: return INT8_MIN;
+  case IR_I16: return INT16_MIN;
+  case IR_I32: return INT32_MIN;
+  case IR_I64: return (double)INT64_MIN;
+  default: return 0;
+  }
+}
+
+double ir_dtype_highest(ir_dtype t) {
+  switch (t) {
+  case IR_F32: case IR_F64: case IR_F16: return INFINITY;
+  case IR_I8: return INT8_MAX;
+  case IR_I16: return INT16_MAX;
+  case IR_I32: return INT32_MAX;
+  case IR_I64: return 9223372036854775807.0;
+  case IR_U8: return UINT8_MAX;
+  case IR_U16: return UINT16_MAX;
+  case IR_U32: return UINT32_MAX;
+  case IR_U64: return 18446744073709551615.0;
+  case IR_BOOL: return 1;
+  default: return 0;
+  }
+}
+
+static const char *op_names[] = {
+#define X(name, arity, kind) #name,
+#include "ops.def"
+#undef X
+};
+_Static_assert(sizeof op_names / sizeof op_names[0] == IR_OP_COUNT, "ops.def");
+
+const char *ir_op_name(ir_op op) {
+  return op_names[op];
+}
+
+/* ---- shapes ---- */
+
+int64_t ir_shape_numel(const ir_shape *s) {
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++) n *= s->d[i];
+  return n;
+}
+
+ir_shape ir_shape_make(int rank, const int64_t *dims) {
+  ir_shape s = {0};
+  IR_ASSERT(rank >= 0 && rank <= IR_MAX_RANK);
+  s.rank = rank;
+  for (int i = 0; i < rank; i++) s.d[i] = dims[i];
+  return s;
+}
+
+bool ir_shape_eq(const ir_shape *a, const ir_shape *b) {
+  if (a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->d[i] != b->d[i]) return false;
+  return true;
+}
+
+bool ir_shape_broadcast(const ir_shape *a, const ir_shape *b, ir_shape *out) {
+  int r = a->rank > b->rank ? a->rank : b->rank;
+  ir_shape o = {.rank = r};
+  for (int i = 0; i < r; i++) {
+    int ia = i - (r - a->rank), ib = i - (r - b->rank);
+    int64_t da = ia >= 0 ? a->d[ia] : 1, db = ib >= 0 ? b->d[ib] : 1;
+    if (da != db && da != 1 && db != 1) return false;
+    o.d[i] = da == 1 ? db : da;
+  }
+  *out = o;
+  return true;
+}
+
+void ir_shape_str(const ir_shape *s, char *buf, size_t n) {
+  size_t k = (size_t)snprintf(buf, n, "[");
+  for (int i = 0; i < s->rank && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "," : "", (long long)s->d[i]);
+  if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+void ir_contiguous_strides(const ir_shape *s, int64_t *strides) {
+  int64_t st = 1;
+  for (int i = s->rank - 1; i >= 0; i--) {
+    strides[i] = s->d[i] == 1 ? 0 : st;
+    st *= s->d[i];
+  }
+}

@@ -1,0 +1,213 @@
+/* ir.h — the caten primitive graph.
+ *
+ * A graph is a DAG of nodes, each one of the dozen primitives of ops.def.
+ * Every node produces a tensor of a static shape and one dtype. Views are
+ * metadata (shape, strides over the source's flat buffer, offset and a
+ * per-axis valid range for padding) and never a copy; a reduction is an
+ * ADD/MUL/MAX node with `reduce` set whose output keeps the reduced axes
+ * with size 1 (the "broadcast output" of Caten: those axes have stride 0
+ * in the iteration space of the reduction).
+ *
+ * Builder functions take and return node references (ir_ref). Errors are
+ * sticky: the first failing call records a message in the graph and
+ * returns IR_NONE, and every later call that receives IR_NONE returns
+ * IR_NONE too, so a lowering can chain calls and check once at the end.
+ */
+#ifndef IR_H
+#define IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IR_MAX_RANK 12
+#define IR_NONE (-1)
+
+typedef int ir_ref;
+
+typedef enum {
+#define X(name, arity, kind) IR_##name,
+#include "ops.def"
+#undef X
+  IR_OP_COUNT
+} ir_op;
+
+typedef enum {
+  IR_F32,
+  IR_F64,
+  IR_F16,
+  IR_I8,
+  IR_I16,
+  IR_I32,
+  IR_I64,
+  IR_U8,
+  IR_U16,
+  IR_U32,
+  IR_U64,
+  IR_BOOL,
+  IR_DTYPE_COUNT
+} ir_dtype;
+
+typedef struct {
+  int rank;
+  int64_t d[IR_MAX_RANK];
+} ir_shape;
+
+/* How a VIEW reads its source: element (i0..in) of the view lives at flat
+ * element offset + sum(stride[k] * ik) of the source's contiguous buffer,
+ * when lo[k] <= ik < hi[k] on every axis; elsewhere it reads pad_value. */
+typedef struct {
+  ir_shape shape;
+  int64_t stride[IR_MAX_RANK];
+  int64_t offset;
+  int64_t lo[IR_MAX_RANK];
+  int64_t hi[IR_MAX_RANK];
+  bool masked;
+  double pad_value;
+} ir_view;
+
+typedef enum { IR_ORIGIN_INPUT, IR_ORIGIN_WEIGHT } ir_origin;
+
+typedef struct {
+  ir_op op;
+  ir_dtype dtype;
+  ir_shape shape;
+  int nsrc;
+  ir_ref src[3];
+  bool reduce;          /* ADD/MUL/MAX: accumulate over axes where src is larger */
+  ir_view view;         /* VIEW */
+  double fval;          /* LOAD (floating dtypes) */
+  int64_t ival;         /* LOAD (integer dtypes and bool) */
+  int64_t coef[IR_MAX_RANK]; /* INDEX_COMPONENTS: value = base + sum(coef[k]*ik) */
+  int64_t base;
+  ir_origin origin;     /* ALLOCATE */
+  int io_index;         /* ALLOCATE input: position among graph inputs */
+  const char *name;     /* ALLOCATE: tensor name */
+  const void *data;     /* ALLOCATE weight: bytes, owned by the graph */
+  const char *label;    /* the ONNX node this came from (for comments) */
+  bool is_const;        /* no graph input reaches this node */
+} ir_node;
+
+typedef struct ir_graph ir_graph;
+
+/* Graph lifetime and queries. */
+ir_graph *ir_graph_new(void);
+void ir_graph_free(ir_graph *g);
+const ir_node *ir_node_get(const ir_graph *g, ir_ref r);
+int ir_graph_count(const ir_graph *g);
+bool ir_failed(const ir_graph *g);
+const char *ir_error(const ir_graph *g);
+int ir_fail(ir_graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ir_clear_error(ir_graph *g);
+/* Label nodes created from now on (the ONNX node being lowered). */
+void ir_set_label(ir_graph *g, const char *label);
+char *ir_strdup(ir_graph *g, const char *s);
+char *ir_strndup(ir_graph *g, const char *s, size_t n);
+
+int ir_output_count(const ir_graph *g);
+ir_ref ir_output(const ir_graph *g, int i);
+const char *ir_output_name(const ir_graph *g, int i);
+int ir_mark_output(ir_graph *g, ir_ref r, const char *name);
+void ir_set_output(ir_graph *g, int i, ir_ref r);
+/* A malloc'd array of ir_graph_count flags: 1 for nodes the outputs need. */
+char *ir_live_nodes(const ir_graph *g);
+int ir_input_count(const ir_graph *g);
+ir_ref ir_input_ref(const ir_graph *g, int i);
+/* Replace every use of `from` (sources and outputs) by `to`. */
+void ir_replace_uses(ir_graph *g, ir_ref from, ir_ref to);
+
+/* Dtypes and shapes. */
+size_t ir_dtype_size(ir_dtype t);
+const char *ir_dtype_name(ir_dtype t);
+bool ir_dtype_is_float(ir_dtype t);
+bool ir_dtype_is_signed(ir_dtype t);
+const char *ir_op_name(ir_op op);
+int64_t ir_shape_numel(const ir_shape *s);
+ir_shape ir_shape_make(int rank, const int64_t *dims);
+bool ir_shape_eq(const ir_shape *a, const ir_shape *b);
+/* numpy broadcasting; returns false when the shapes do not broadcast. */
+bool ir_shape_broadcast(const ir_shape *a, const ir_shape *b, ir_shape *out);
+void ir_shape_str(const ir_shape *s, char *buf, size_t n);
+void ir_contiguous_strides(const ir_shape *s, int64_t *strides);
+
+/* Leaves. `data` is copied; `name` is copied. */
+ir_ref ir_input(ir_graph *g, const char *name, ir_dtype t, ir_shape s);
+ir_ref ir_const(ir_graph *g, const char *name, ir_dtype t, ir_shape s, const void *data);
+ir_ref ir_load(ir_graph *g, ir_dtype t, ir_shape s, double value);
+ir_ref ir_load_int(ir_graph *g, ir_dtype t, ir_shape s, int64_t value);
+ir_ref ir_scalar(ir_graph *g, ir_dtype t, double value); /* rank-0 LOAD */
+ir_ref ir_index(ir_graph *g, ir_shape s, const int64_t *coef, int64_t base);
+/* iota along `axis` of shape `s` (int64). */
+ir_ref ir_iota(ir_graph *g, ir_shape s, int axis);
+
+/* Primitives. Binary ops and WHERE broadcast their operands (numpy rules);
+ * operand dtypes must match (WHERE: condition is bool). */
+ir_ref ir_unary(ir_graph *g, ir_op op, ir_ref a);
+ir_ref ir_binary(ir_graph *g, ir_op op, ir_ref a, ir_ref b);
+ir_ref ir_where(ir_graph *g, ir_ref c, ir_ref x, ir_ref y);
+ir_ref ir_cast(ir_graph *g, ir_ref a, ir_dtype t);
+/* Reduce with ADD, MUL or MAX over the axes set in `axes` (bitmask);
+ * keeps the reduced axes with size 1. */
+ir_ref ir_reduce(ir_graph *g, ir_op op, ir_ref a, uint32_t axes);
+ir_ref ir_move(ir_graph *g, ir_ref a);
+
+/* Views (metadata only; ir_view_reshape inserts a MOVE when it must). */
+ir_ref ir_view_reshape(ir_graph *g, ir_ref a, ir_shape s);
+ir_ref ir_view_permute(ir_graph *g, ir_ref a, const int *perm);
+ir_ref ir_view_expand(ir_graph *g, ir_ref a, ir_shape s); /* numpy broadcast to s */
+/* Per axis: start, step (non-zero, may be negative) and resulting length. */
+ir_ref ir_view_slice(ir_graph *g, ir_ref a, const int64_t *start, const int64_t *step,
+                     const int64_t *len);
+/* Per axis: elements added before and after (>= 0), read as `value`. */
+ir_ref ir_view_pad(ir_graph *g, ir_ref a, const int64_t *before, const int64_t *after,
+                   double value);
+ir_ref ir_view_unsqueeze(ir_graph *g, ir_ref a, int axis);
+ir_ref ir_view_squeeze(ir_graph *g, ir_ref a, int axis);
+/* Compose a view onto its source: for use by later stages. */
+bool ir_view_is_identity(const ir_view *v, const ir_shape *src);
+
+/* Composite helpers, built only from primitives (builder.c). */
+ir_ref ir_sub(ir_graph *g, ir_ref a, ir_ref b);
+ir_ref ir_div(ir_graph *g, ir_ref a, ir_ref b);
+ir_ref ir_exp(ir_graph *g, ir_ref a);
+ir_ref ir_log(ir_graph *g, ir_ref a);
+ir_ref ir_eq(ir_graph *g, ir_ref a, ir_ref b);
+ir_ref ir_le(ir_graph *g, ir_ref a, ir_ref b);
+ir_ref ir_gt(ir_graph *g, ir_ref a, ir_ref b);
+ir_ref ir_ge(ir_graph *g, ir_ref a, ir_ref b);
+ir_ref ir_min(ir_graph *g, ir_ref a, ir_ref b);
+ir_ref ir_abs(ir_graph *g, ir_ref a);
+ir_ref ir_sigmoid(ir_graph *g, ir_ref a);
+ir_ref ir_tanh(ir_graph *g, ir_ref a);
+ir_ref ir_pow(ir_graph *g, ir_ref a, ir_ref b);
+ir_ref ir_sum(ir_graph *g, ir_ref a, uint32_t axes, bool keepdims);
+ir_ref ir_mean(ir_graph *g, ir_ref a, uint32_t axes, bool keepdims);
+ir_ref ir_max_reduce(ir_graph *g, ir_ref a, uint32_t axes, bool keepdims);
+ir_ref ir_min_reduce(ir_graph *g, ir_ref a, uint32_t axes, bool keepdims);
+ir_ref ir_prod(ir_graph *g, ir_ref a, uint32_t axes, bool keepdims);
+/* Drop the axes in `axes` (which must have size 1). */
+ir_ref ir_squeeze_axes(ir_graph *g, ir_ref a, uint32_t axes);
+/* numpy matmul semantics (1-D operands, batch broadcasting). */
+ir_ref ir_matmul(ir_graph *g, ir_ref a, ir_ref b);
+ir_ref ir_softmax(ir_graph *g, ir_ref a, int axis);
+/* Lowest and highest values of a dtype (for max/min reductions, padding). */
+double ir_dtype_lowest(ir_dtype t);
+double ir_dtype_highest(ir_dtype t);
+
+/* Compile-time evaluation (eval.c). A node is constant when no graph
+ * input reaches it. ir_eval computes its value into a fresh buffer of
+ * ir_shape_numel * ir_dtype_size bytes owned by the caller. */
+bool ir_is_const(const ir_graph *g, ir_ref r);
+int ir_eval(ir_graph *g, ir_ref r, void **out);
+/* Read element i of a buffer of dtype t as double / int64. */
+double ir_elem_f(ir_dtype t, const void *buf, int64_t i);
+int64_t ir_elem_i(ir_dtype t, const void *buf, int64_t i);
+void ir_elem_set_f(ir_dtype t, void *buf, int64_t i, double v);
+void ir_elem_set_i(ir_dtype t, void *buf, int64_t i, int64_t v);
+
+/* Text dump of the nodes reachable from the outputs (dump.c). */
+void ir_dump(const ir_graph *g, void *file);
+/* Checks types, shapes and references; 0 or -1 with the graph error set. */
+int ir_verify(ir_graph *g);
+
+#endif

@@ -1,0 +1,119 @@
+/* compile.c — the compiler as one straight function, and the files it writes. */
+#include "runtime.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void stage_done(const rt_options *o, const char *stage, double *t) {
+  double n = now_ms();
+  if (o->verbose) fprintf(stderr, "onnx2c-caten: %-9s %8.2f ms\n", stage, n - *t);
+  *t = n;
+}
+
+static bool valid_name(const char *s) {
+  if (!s || !*s || (*s >= '0' && *s <= '9')) return false;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+      return false;
+  return true;
+}
+
+/* Writes to NAME.tmp and renames, so a failed compile leaves no file that looks complete. */
+static int emit_files(rt_model *m, char *err, size_t n) {
+  char path[3][4200], tmp[3][4300];
+  const char *ext[3] = {"c", "h", "weights"};
+  FILE *f[3] = {0};
+  int rc = 0;
+  for (int i = 0; i < 3; i++) {
+    snprintf(path[i], sizeof path[i], "%s/%s.%s", m->dir, m->name, ext[i]);
+    snprintf(tmp[i], sizeof tmp[i], "%s.tmp", path[i]);
+    if (!(f[i] = fopen(tmp[i], "wb"))) rc = -1, snprintf(err, n, "%s: cannot write (%s)", tmp[i], strerror(errno));
+  }
+  if (!rc) {
+    cg_options co = {m->name};
+    rc = cg_emit(m->p, &co, f[0], f[1], f[2], err, n);
+  }
+  for (int i = 0; i < 3; i++)
+    if (f[i] && fclose(f[i]) && !rc) rc = -1, snprintf(err, n, "%s: write error", tmp[i]);
+  for (int i = 0; i < 3; i++) {
+    if (!rc && rename(tmp[i], path[i])) rc = -1, snprintf(err, n, "%s: cannot rename", tmp[i]);
+    if (rc) remove(tmp[i]);
+  }
+  return rc;
+}
+
+int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_model **out, char *err,
+               size_t n) {
+  *out = NULL;
+  const char *name = o->name ? o->name : "model";
+  if (!valid_name(name)) return snprintf(err, n, "--name '%s' is not a C identifier", name), -1;
+  rt_model *m = calloc(1, sizeof *m);
+  if (!m) abort();
+  snprintf(m->name, sizeof m->name, "%s", name);
+  if (outdir) {
+    snprintf(m->dir, sizeof m->dir, "%s", outdir);
+    if (mkdir(outdir, 0777) && errno != EEXIST) {
+      snprintf(err, n, "%s: cannot create directory (%s)", outdir, strerror(errno));
+      free(m);
+      return -1;
+    }
+  } else {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(m->dir, sizeof m->dir, "%s/onnx2c-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(m->dir)) {
+      snprintf(err, n, "cannot create a temporary directory");
+      free(m);
+      return -1;
+    }
+    m->own_dir = true;
+  }
+  double t = now_ms();
+  int rc = imp_load(onnx, &o->imp, &m->g, err, n);
+  stage_done(o, "import", &t);
+  if (!rc && ir_verify(m->g)) rc = -1, snprintf(err, n, "%s: %s", onnx, ir_error(m->g));
+  if (!rc && o->dump && !strcmp(o->dump, "ir")) ir_dump(m->g, stderr);
+  if (!rc) {
+    m->nodes = ir_graph_count(m->g);
+    rc = sched_build(m->g, &o->sched, &m->p, err, n);
+    stage_done(o, "schedule", &t);
+  }
+  if (!rc && o->dump && !strcmp(o->dump, "schedule")) sched_dump(m->p, stderr);
+  if (!rc) {
+    rc = emit_files(m, err, n);
+    stage_done(o, "emit", &t);
+  }
+  if (rc) {
+    rt_model_free(m);
+    return -1;
+  }
+  *out = m;
+  return 0;
+}
+
+void rt_model_free(rt_model *m) {
+  if (!m) return;
+  rt_unload(m);
+  sched_free(m->p);
+  ir_graph_free(m->g);
+  if (m->own_dir) {
+    const char *ext[] = {"c", "h", "weights", "so"};
+    char p[4300];
+    for (int i = 0; i < 4; i++) {
+      snprintf(p, sizeof p, "%s/%s.%s", m->dir, m->name, ext[i]);
+      remove(p);
+    }
+    rmdir(m->dir);
+  }
+  free(m);
+}

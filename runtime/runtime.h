@@ -1,0 +1,63 @@
+/* runtime.h — what a host needs around generated code: the compile
+ * pipeline, building the C into a shared object and running it, tensor
+ * files (.pb), comparison with tolerances, and onnxruntime as reference. */
+#ifndef RUNTIME_H
+#define RUNTIME_H
+
+#include "codegen.h"
+#include "importer.h"
+#include "scheduler.h"
+
+#include <stdbool.h>
+
+typedef struct {
+  const char *name;       /* symbol prefix and file stem (default "model") */
+  imp_options imp;
+  sched_options sched;
+  const char *dump;       /* NULL, "ir" or "schedule": printed to stderr */
+  bool verbose;           /* per-stage timing on stderr */
+} rt_options;
+
+typedef struct {
+  ir_graph *g;
+  sched_program *p;
+  char dir[4096];
+  char name[128];
+  int nodes;              /* ONNX nodes lowered (graph nodes) */
+  void *so;               /* dlopen handle once built */
+  int (*run)(const void *const *, void *const *, const void *, void *);
+  void *weights;
+  bool own_dir;           /* dir is a temporary to remove */
+} rt_model;
+
+/* import -> verify -> schedule -> emit: writes DIR/NAME.{c,h,weights}.
+ * `outdir` NULL: a fresh temporary directory, removed by rt_model_free. */
+int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_model **out, char *err,
+               size_t errlen);
+/* Builds the emitted C with the system compiler and loads it. */
+int rt_build(rt_model *m, const char *cflags, char *err, size_t errlen);
+/* Runs a built model. Inputs match graph inputs by name, else by position.
+ * `outs` receives ir_output_count tensors (caller frees each). */
+int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *err, size_t errlen);
+void rt_model_free(rt_model *m);
+/* Unloads the shared object and the weights (rt_model_free does it too). */
+void rt_unload(rt_model *m);
+
+int rt_tensor_read(const char *path, imp_tensor *t, char *err, size_t errlen);
+int rt_tensor_write(const char *path, const imp_tensor *t, char *err, size_t errlen);
+
+typedef struct {
+  double max_abs, max_rel;
+  int64_t mismatches;
+  bool shape_ok;
+} rt_diff;
+/* |got - want| <= atol + rtol*|want| elementwise; NaN and Inf must match. */
+bool rt_compare(const imp_tensor *got, const imp_tensor *want, double atol, double rtol, rt_diff *d);
+
+/* Runs onnxruntime (runtime/ort/ort_run.js) on .pb inputs into OUTDIR/output_K.pb. */
+int rt_ort_run(const char *onnx, const char *const *inputs, int nin, const char *outdir, char *err,
+               size_t errlen);
+/* Runs argv; returns its exit status, or -1 when it could not start. */
+int rt_spawn(char *const *argv);
+
+#endif

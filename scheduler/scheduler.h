@@ -1,0 +1,71 @@
+/* sched.h — from a primitive graph to kernels with isl loop nests and an
+ * arena plan.
+ *
+ * The scheduler decides which nodes are materialised in memory (buffers),
+ * groups the rest into the kernels that compute those buffers, builds an
+ * isl model of each kernel (one domain per statement, a schedule) and asks
+ * isl for the loop nest (an isl_ast_node). Temporaries are packed into one
+ * arena by lifetime. */
+#ifndef SCHEDULER_H
+#define SCHEDULER_H
+
+#include "ir.h"
+
+#include <isl/ast.h>
+#include <isl/ctx.h>
+
+typedef enum { SCHED_BUF_INPUT, SCHED_BUF_OUTPUT, SCHED_BUF_WEIGHT, SCHED_BUF_TEMP } sched_buf_kind;
+
+typedef struct {
+  sched_buf_kind kind;
+  ir_ref node;     /* the node whose value this buffer holds */
+  ir_dtype dtype;
+  int64_t numel;
+  int io_index;    /* INPUT / OUTPUT: position in the graph's list */
+  int64_t offset;  /* TEMP: byte offset in the arena; WEIGHT: in the weights blob */
+  int first, last; /* kernels that write first / read last (lifetime) */
+} sched_buf;
+
+/* The statements of a kernel. An element-wise kernel has one statement
+ * (SCHED_STMT_COMPUTE); a reduction has three: initialise the accumulator,
+ * update it, store it. */
+typedef enum { SCHED_STMT_COMPUTE, SCHED_STMT_INIT, SCHED_STMT_UPDATE, SCHED_STMT_STORE } sched_stmt_kind;
+
+typedef struct {
+  ir_ref root;      /* the materialised node this kernel computes */
+  int out_buf;      /* buffer it writes */
+  int *args;        /* buffers it reads or writes, out_buf first */
+  int nargs;
+  ir_shape space;   /* iteration space: the root's shape, or its source's for a reduction */
+  int axes[IR_MAX_RANK]; /* the domain dimensions: axes of `space` with size > 1 */
+  int naxes;
+  isl_ast_node *ast; /* owned */
+} sched_kernel;
+
+typedef struct {
+  bool no_fuse; /* one primitive per kernel (debugging) */
+} sched_options;
+
+typedef struct sched_program {
+  ir_graph *g;
+  isl_ctx *ctx;
+  sched_buf *bufs;
+  int nbufs;
+  int *buf_of; /* node -> buffer index, or -1 when computed inline */
+  sched_kernel *kernels;
+  int nkernels;
+  int64_t arena_size;   /* bytes, 64-aligned */
+  int64_t arena_naive;  /* sum of all temporaries, for comparison */
+  int64_t weights_size; /* bytes */
+} sched_program;
+
+/* Schedules `g` (which may be rewritten in place: outputs that are inputs
+ * or weights get a MOVE). On failure returns -1 with `err` filled. */
+int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char *err, size_t errlen);
+void sched_free(sched_program *p);
+/* Which statement a user node of a kernel's AST names ("S0", "S1", ...). */
+sched_stmt_kind sched_stmt_of(const sched_kernel *k, const char *name);
+/* Prints kernels with their loop nests (--dump schedule). */
+void sched_dump(const sched_program *p, void *file);
+
+#endif
