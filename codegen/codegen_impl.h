@@ -18,6 +18,14 @@ typedef struct {
   uint8_t casts[IR_DTYPE_COUNT][IR_DTYPE_COUNT];
 } cg_out;
 
+/* A value already computed in the current statement: node `r` at the
+ * element whose index expressions joined give `key`, held in local vN. */
+typedef struct {
+  ir_ref r;
+  char *key;
+  int var;
+} cg_memo;
+
 typedef struct {
   const sched_program *p;
   const sched_kernel *k;
@@ -25,6 +33,9 @@ typedef struct {
   cg_out *out;
   int depth;
   bool error;
+  cg_buf pre;     /* local definitions of the statement being printed */
+  cg_memo *memo;  /* values of the statement being printed */
+  int nmemo, capmemo, nvars;
 } cg_kernel;
 
 void cg_printf(cg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

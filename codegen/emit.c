@@ -93,6 +93,13 @@ static void render_view(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *
   }
   if (src->op == IR_LOAD) {
     literal(o, src->dtype, src->fval, src->ival);
+  } else if (c->p->buf_of[n->src[0]] < 0) {
+    /* an inline source through a pure broadcast (checked by the scheduler) */
+    int map[IR_MAX_RANK];
+    char *sidx[IR_MAX_RANK];
+    if (!ir_view_broadcast_map(&n->view, &src->shape, map)) c->error = true;
+    for (int j = 0; j < src->shape.rank; j++) sidx[j] = map[j] >= 0 ? idx[map[j]] : "0";
+    render_value(c, o, n->src[0], sidx, false);
   } else {
     cg_printf(o, "b%d[", cg_kernel_arg(c, c->p->buf_of[n->src[0]]));
     render_address(o, n->view.offset, n->view.stride, &n->shape, idx);
@@ -158,11 +165,50 @@ static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *id
   for (int k = 0; k < n->nsrc; k++) free(a[k].s);
 }
 
+static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *idx);
+
+/* Each inline value is computed once per statement and element: bound to
+ * a local, so an expression DAG prints in linear size. */
+static void render_shared(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
+  const ir_node *n = ir_node_get(c->p->g, r);
+  cg_buf key = {0};
+  for (int i = 0; i < n->shape.rank; i++) cg_printf(&key, "%s,", idx[i]);
+  if (!key.s) cg_printf(&key, "%s", "");
+  for (int i = 0; i < c->nmemo; i++)
+    if (c->memo[i].r == r && !strcmp(c->memo[i].key, key.s)) {
+      cg_printf(o, "v%d", c->memo[i].var);
+      free(key.s);
+      return;
+    }
+  cg_buf e = {0};
+  render_op(c, &e, n, idx);
+  int var = c->nvars++;
+  cg_line(&c->pre, c->depth, "const %s v%d = %s;", cg_ctype(n->dtype), var, e.s);
+  free(e.s);
+  if (c->nmemo == c->capmemo) {
+    c->capmemo = c->capmemo ? 2 * c->capmemo : 16;
+    c->memo = realloc(c->memo, (size_t)c->capmemo * sizeof *c->memo);
+    if (!c->memo) abort();
+  }
+  c->memo[c->nmemo++] = (cg_memo){r, key.s, var};
+  cg_printf(o, "v%d", var);
+}
+
 /* The value of node `r` at element `idx` of its shape. */
 static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bool is_root) {
   const ir_node *n = ir_node_get(c->p->g, r);
   if (!is_root && c->p->buf_of[r] >= 0) {
     render_buffer_read(c, o, r, idx);
+    return;
+  }
+  int stage = sched_stage_of(c->k, r);
+  if (stage >= 0) {
+    cg_printf(o, "acc%d", stage);
+    return;
+  }
+  if (!is_root && n->op != IR_LOAD && n->op != IR_INDEX_COMPONENTS && n->op != IR_VIEW &&
+      n->op != IR_MOVE) {
+    render_shared(c, o, r, idx);
     return;
   }
   switch (n->op) {
@@ -179,43 +225,66 @@ static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bo
   }
 }
 
-static void init_literal(cg_buf *v, const ir_node *root) {
-  if (root->op != IR_MAX) literal(v, root->dtype, root->op == IR_MUL, root->op == IR_MUL);
-  else if (root->dtype == IR_I64) cg_printf(v, "INT64_MIN");
-  else literal(v, root->dtype, ir_dtype_lowest(root->dtype), (int64_t)ir_dtype_lowest(root->dtype));
+static void init_literal(cg_buf *v, const ir_node *r) {
+  if (r->op != IR_MAX) literal(v, r->dtype, r->op == IR_MUL, r->op == IR_MUL);
+  else if (r->dtype == IR_I64) cg_printf(v, "INT64_MIN");
+  else literal(v, r->dtype, ir_dtype_lowest(r->dtype), (int64_t)ir_dtype_lowest(r->dtype));
 }
 
-static void render_stmt(cg_kernel *c, sched_stmt_kind kind, char *const *space_idx) {
-  const ir_node *root = ir_node_get(c->p->g, c->k->root);
-  cg_buf v = {0}, addr = {0};
-  char *out_idx[IR_MAX_RANK];
-  int64_t st[IR_MAX_RANK];
-  ir_contiguous_strides(&root->shape, st);
-  for (int i = 0; i < root->shape.rank; i++)
-    out_idx[i] = root->shape.d[i] == 1 ? "0" : space_idx[i];
-  render_address(&addr, 0, st, &root->shape, out_idx);
-  switch (kind) {
-  case SCHED_STMT_COMPUTE:
-    render_value(c, &v, c->k->root, space_idx, true);
-    cg_line(c->body, c->depth, "b0[%s] = %s;", addr.s, v.s);
-    break;
-  case SCHED_STMT_INIT:
-    init_literal(&v, root);
-    cg_line(c->body, c->depth, "acc = %s;", v.s);
-    break;
-  case SCHED_STMT_UPDATE:
-    render_value(c, &v, root->src[0], space_idx, false);
-    if (root->op == IR_MAX) {
-      cg_line(c->body, c->depth, "acc = max_%s(acc, %s);", ir_dtype_name(root->dtype), v.s);
-      cg_need_helper(c->out, root->dtype);
-    } else {
-      cg_line(c->body, c->depth, "acc = (%s)(acc %s %s);", cg_ctype(root->dtype),
-              root->op == IR_ADD ? "+" : "*", v.s);
-    }
-    break;
-  case SCHED_STMT_STORE: cg_line(c->body, c->depth, "b0[%s] = acc;", addr.s); break;
+/* One statement at iteration `space_idx` (one expression per axis of the
+ * kernel's space). */
+static void statement_begin(cg_kernel *c) {
+  for (int i = 0; i < c->nmemo; i++) free(c->memo[i].key);
+  c->nmemo = 0;
+  c->pre.n = 0;
+  if (c->pre.s) c->pre.s[0] = 0;
+}
+
+/* Emits the statement line `line` after the locals it uses. */
+static void statement_end(cg_kernel *c, const char *line) {
+  if (c->pre.n) {
+    cg_line(c->body, c->depth - 1, "{");
+    cg_printf(c->body, "%s", c->pre.s);
+    cg_printf(c->body, "%*s%s\n", 2 * c->depth, "", line);
+    cg_line(c->body, c->depth - 1, "}");
+  } else {
+    cg_printf(c->body, "%*s%s\n", 2 * (c->depth - 1), "", line);
   }
-  free(addr.s);
+}
+
+static void render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *space_idx) {
+  const ir_node *root = ir_node_get(c->p->g, c->k->root);
+  cg_buf v = {0}, line = {0};
+  statement_begin(c);
+  c->depth++;
+  if (kind == SCHED_STMT_INIT) {
+    init_literal(&v, ir_node_get(c->p->g, c->k->stages[stage]));
+    cg_printf(&line, "acc%d = %s;", stage, v.s);
+  } else if (kind == SCHED_STMT_UPDATE) {
+    const ir_node *r = ir_node_get(c->p->g, c->k->stages[stage]);
+    render_value(c, &v, r->src[0], space_idx, false);
+    if (r->op == IR_MAX) {
+      cg_printf(&line, "acc%d = max_%s(acc%d, %s);", stage, ir_dtype_name(r->dtype), stage, v.s);
+      cg_need_helper(c->out, r->dtype);
+    } else {
+      cg_printf(&line, "acc%d = (%s)(acc%d %s %s);", stage, cg_ctype(r->dtype), stage,
+                r->op == IR_ADD ? "+" : "*", v.s);
+    }
+  } else {
+    char *ridx[IR_MAX_RANK];
+    int64_t st[IR_MAX_RANK];
+    for (int i = 0; i < root->shape.rank; i++)
+      ridx[i] = c->k->root_axis[i] >= 0 ? space_idx[c->k->root_axis[i]] : "0";
+    cg_buf addr = {0};
+    ir_contiguous_strides(&root->shape, st);
+    render_address(&addr, 0, st, &root->shape, ridx);
+    render_value(c, &v, c->k->root, ridx, true);
+    cg_printf(&line, "b0[%s] = %s;", addr.s, v.s);
+    free(addr.s);
+  }
+  statement_end(c, line.s);
+  c->depth--;
+  free(line.s);
   free(v.s);
 }
 
@@ -301,17 +370,14 @@ static void print_user(cg_kernel *c, isl_ast_node *node) {
   isl_ast_expr *call = isl_ast_node_user_get_expr(node);
   isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
   isl_id *id = isl_ast_expr_get_id(fn);
-  sched_stmt_kind kind = sched_stmt_of(c->k, isl_id_get_name(id));
+  int stage;
+  sched_stmt_kind kind = sched_stmt_of(isl_id_get_name(id), &stage);
   isl_id_free(id);
   isl_ast_expr_free(fn);
-  const ir_node *root = ir_node_get(c->p->g, c->k->root);
   /* domain dimensions -> axes of the iteration space */
-  int ax[IR_MAX_RANK], nax = 0;
-  for (int i = 0; i < c->k->naxes; i++) {
-    int a = c->k->axes[i];
-    if (kind == SCHED_STMT_COMPUTE || kind == SCHED_STMT_UPDATE || root->shape.d[a] != 1)
-      ax[nax++] = a;
-  }
+  bool all = kind == SCHED_STMT_UPDATE || (kind == SCHED_STMT_FINAL && c->k->final_full);
+  const int *ax = all ? c->k->axes : c->k->outer;
+  int nax = all ? c->k->naxes : c->k->nouter;
   char *idx[IR_MAX_RANK];
   for (int i = 0; i < IR_MAX_RANK; i++) idx[i] = "0";
   cg_buf args[IR_MAX_RANK] = {{0}};
@@ -321,7 +387,7 @@ static void print_user(cg_kernel *c, isl_ast_node *node) {
     isl_ast_expr_free(a);
     idx[ax[i]] = args[i].s;
   }
-  render_stmt(c, kind, idx);
+  render_stmt(c, kind, stage, idx);
   for (int i = 0; i < nax; i++) free(args[i].s);
   isl_ast_expr_free(call);
 }
@@ -393,8 +459,11 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
 
 int cg_kernel_body(cg_kernel *c) {
   c->depth = 1;
-  if (ir_node_get(c->p->g, c->k->root)->reduce)
-    cg_line(c->body, 1, "%s acc;", cg_ctype(ir_node_get(c->p->g, c->k->root)->dtype));
+  for (int i = 0; i < c->k->nstages; i++)
+    cg_line(c->body, 1, "%s acc%d;", cg_ctype(ir_node_get(c->p->g, c->k->stages[i])->dtype), i);
   print_node(c, c->k->ast);
+  statement_begin(c);
+  free(c->memo);
+  free(c->pre.s);
   return c->error ? -1 : 0;
 }

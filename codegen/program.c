@@ -138,7 +138,9 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
       cg_printf(&kernels, "%s%s%s *restrict b%d", a ? ", " : "", a ? "const " : "", cg_ctype(b->dtype), a);
     }
     cg_printf(&kernels, ") {\n");
-    cg_kernel ck = {p, k, &kernels, &out, 0, false};
+    cg_kernel ck;
+    memset(&ck, 0, sizeof ck);
+    ck.p = p, ck.k = k, ck.body = &kernels, ck.out = &out;
     if (cg_kernel_body(&ck)) {
       snprintf(err, errlen, "internal: cannot print kernel %d", i);
       free(kernels.s);

@@ -1,6 +1,314 @@
-/* op_nn.c — lowering of the nn op family. */
+/* op_nn.c — convolution and pooling.
+ *
+ * A sliding window (o*stride + k*dilation along each spatial axis) is
+ * affine in (o, k) but overlapping, which a view over a padded source
+ * cannot express without a copy; so every op here iterates over the
+ * kernel taps instead: for each tap, one strided ir_view_slice of the
+ * padded input addresses the element under that tap for every output
+ * position, and the taps are combined element-wise (ADD or MAX). */
 #include "importer_impl.h"
 
+#include <string.h>
+
+#define MAX_SP (IR_MAX_RANK - 4) /* spatial axes; conv views add 4 leading axes */
+
+/* The geometry of a windowed op over the spatial axes of an [N, C, ...]
+ * input: kernel, strides, dilations, pads (begin/end, plus the extra end
+ * padding ceil_mode needs) and the output extent. */
+typedef struct {
+  int nsp;
+  int64_t in[MAX_SP], k[MAX_SP], s[MAX_SP], d[MAX_SP];
+  int64_t pb[MAX_SP], pe[MAX_SP], extra[MAX_SP], out[MAX_SP];
+} window;
+
+static ir_ref in(imp_node *n, int i) {
+  ir_ref r = imp_in(n, i);
+  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
+  return r;
+}
+
+/* An optional INTS attribute with exactly `nsp` entries, else `def`. */
+static int spatial_ints(imp_node *n, const char *name, int nsp, int64_t *out, int64_t def) {
+  int64_t v[2 * MAX_SP];
+  int c = imp_attr_ints(n, name, v, 2 * MAX_SP);
+  for (int i = 0; i < nsp; i++) out[i] = def;
+  if (c < 0) return 0;
+  if (c != nsp) return imp_fail(n, "attribute %s has %d values, expected %d", name, c, nsp);
+  memcpy(out, v, sizeof(int64_t) * (size_t)nsp);
+  return 0;
+}
+
+/* Output extents and paddings following the auto_pad / pads / ceil_mode
+ * rules of the ONNX spec. */
+static int window_init(imp_node *n, window *w, const ir_shape *xs, const int64_t *kernel,
+                       bool ceil_mode) {
+  if (xs->rank < 3 || xs->rank - 2 > MAX_SP)
+    return imp_fail(n, "input rank %d is not supported (need 3..%d)", xs->rank, MAX_SP + 2);
+  int nsp = w->nsp = xs->rank - 2;
+  for (int i = 0; i < nsp; i++) w->in[i] = xs->d[i + 2], w->k[i] = kernel[i], w->extra[i] = 0;
+  if (spatial_ints(n, "strides", nsp, w->s, 1) || spatial_ints(n, "dilations", nsp, w->d, 1))
+    return -1;
+  int64_t pads[2 * MAX_SP] = {0};
+  int c = imp_attr_ints(n, "pads", pads, 2 * MAX_SP);
+  if (c >= 0 && c != 2 * nsp) return imp_fail(n, "attribute pads has %d values, expected %d", c, 2 * nsp);
+  const char *ap = imp_attr_s(n, "auto_pad", "NOTSET");
+  for (int i = 0; i < nsp; i++) {
+    if (w->k[i] < 1 || w->s[i] < 1 || w->d[i] < 1)
+      return imp_fail(n, "kernel, strides and dilations must be positive");
+    int64_t span = (w->k[i] - 1) * w->d[i] + 1, L = w->in[i];
+    if (!strcmp(ap, "NOTSET")) {
+      w->pb[i] = pads[i], w->pe[i] = pads[i + nsp];
+      if (w->pb[i] < 0 || w->pe[i] < 0) return imp_fail(n, "negative pads are not supported");
+      int64_t room = L + w->pb[i] + w->pe[i] - span;
+      if (room < 0) return imp_fail(n, "kernel larger than the padded input on axis %d", i + 2);
+      w->out[i] = (ceil_mode ? (room + w->s[i] - 1) / w->s[i] : room / w->s[i]) + 1;
+      /* ceil_mode: a last window that starts in the end padding is dropped */
+      if (ceil_mode && (w->out[i] - 1) * w->s[i] >= L + w->pb[i]) w->out[i]--;
+    } else if (!strcmp(ap, "VALID")) {
+      w->pb[i] = w->pe[i] = 0;
+      if (L < span) return imp_fail(n, "kernel larger than the input on axis %d", i + 2);
+      w->out[i] = (L - span) / w->s[i] + 1;
+    } else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+      w->out[i] = (L + w->s[i] - 1) / w->s[i];
+      int64_t total = (w->out[i] - 1) * w->s[i] + span - L;
+      if (total < 0) total = 0;
+      int64_t small = total / 2;
+      w->pb[i] = !strcmp(ap, "SAME_UPPER") ? small : total - small;
+      w->pe[i] = total - w->pb[i];
+    } else {
+      return imp_fail(n, "auto_pad=%s is not supported", ap);
+    }
+    int64_t need = (w->out[i] - 1) * w->s[i] + span - (L + w->pb[i] + w->pe[i]);
+    if (need > 0) w->extra[i] = need;
+    if (w->out[i] < 1) return imp_fail(n, "empty output on axis %d", i + 2);
+  }
+  return 0;
+}
+
+/* Pads the spatial axes (the last nsp) of `x` by the window paddings. */
+static ir_ref pad_spatial(ir_graph *g, ir_ref x, const window *w, double value) {
+  if (x == IR_NONE) return IR_NONE;
+  const ir_shape *s = &ir_node_get(g, x)->shape;
+  int64_t b[IR_MAX_RANK] = {0}, e[IR_MAX_RANK] = {0};
+  int off = s->rank - w->nsp;
+  for (int i = 0; i < w->nsp; i++) b[off + i] = w->pb[i], e[off + i] = w->pe[i] + w->extra[i];
+  return ir_view_pad(g, x, b, e, value);
+}
+
+/* Decodes tap number t into per-axis kernel offsets (row-major). */
+static void tap_index(const window *w, int64_t t, int64_t *kidx) {
+  for (int i = w->nsp - 1; i >= 0; i--) kidx[i] = t % w->k[i], t /= w->k[i];
+}
+
+static int64_t tap_count(const window *w) {
+  int64_t t = 1;
+  for (int i = 0; i < w->nsp; i++) t *= w->k[i];
+  return t;
+}
+
+/* The elements of padded `xp` under kernel tap `kidx` for every output
+ * position: a strided slice of the last nsp axes. */
+static ir_ref tap_slice(ir_graph *g, ir_ref xp, const window *w, const int64_t *kidx) {
+  if (xp == IR_NONE) return IR_NONE;
+  const ir_shape *s = &ir_node_get(g, xp)->shape;
+  int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], len[IR_MAX_RANK];
+  int off = s->rank - w->nsp;
+  for (int i = 0; i < s->rank; i++) {
+    int j = i - off;
+    start[i] = j < 0 ? 0 : kidx[j] * w->d[j];
+    step[i] = j < 0 ? 1 : w->s[j];
+    len[i] = j < 0 ? s->d[i] : w->out[j];
+  }
+  return ir_view_slice(g, xp, start, step, len);
+}
+
+/* Combines the taps of padded `xp` with `op` (ADD or MAX). */
+static ir_ref fold_taps(ir_graph *g, ir_ref xp, const window *w, ir_op op) {
+  int64_t kidx[MAX_SP] = {0};
+  ir_ref acc = IR_NONE;
+  for (int64_t t = 0; t < tap_count(w); t++) {
+    tap_index(w, t, kidx);
+    ir_ref v = tap_slice(g, xp, w, kidx);
+    acc = t == 0 ? v : ir_binary(g, op, acc, v);
+  }
+  return acc;
+}
+
+static int kernel_attr(imp_node *n, int nsp, int64_t *k) {
+  int64_t v[MAX_SP + 1];
+  int c = imp_attr_ints(n, "kernel_shape", v, MAX_SP + 1);
+  if (c < 0) return imp_fail(n, "attribute kernel_shape is required");
+  if (c != nsp) return imp_fail(n, "kernel_shape has %d values, expected %d", c, nsp);
+  memcpy(k, v, sizeof(int64_t) * (size_t)nsp);
+  return 0;
+}
+
+/* Conv: per tap, padded-input slice [N, G, 1, C/G, O...] times the weight
+ * tap [1, G, M/G, C/G, 1...], accumulated, then summed over C/G. */
+static int lower_conv(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = in(n, 0), wt = in(n, 1), b = imp_in(n, 2);
+  if (x == IR_NONE || wt == IR_NONE || ir_failed(g)) return -1;
+  ir_dtype dt = imp_dtype(n, x);
+  if (!ir_dtype_is_float(dt)) return imp_fail(n, "input type %s is not supported (floating point only)", ir_dtype_name(dt));
+  if (imp_dtype(n, wt) != dt) return imp_fail(n, "X and W have different types");
+  ir_shape xs = *imp_shape(n, x), ws = *imp_shape(n, wt);
+  if (ws.rank != xs.rank) return imp_fail(n, "W rank %d differs from X rank %d", ws.rank, xs.rank);
+  int nsp = xs.rank - 2;
+  int64_t k[MAX_SP];
+  for (int i = 0; i < nsp && i < MAX_SP; i++) k[i] = ws.d[i + 2];
+  if (imp_has_attr(n, "kernel_shape")) {
+    int64_t ka[MAX_SP];
+    if (kernel_attr(n, nsp, ka)) return -1;
+    for (int i = 0; i < nsp; i++)
+      if (ka[i] != k[i]) return imp_fail(n, "kernel_shape disagrees with the shape of W");
+  }
+  window w;
+  if (window_init(n, &w, &xs, k, false)) return -1;
+  int64_t G = imp_attr_i(n, "group", 1), N = xs.d[0], C = xs.d[1], M = ws.d[0];
+  if (G < 1 || C % G || M % G || ws.d[1] != C / G)
+    return imp_fail(n, "group=%lld does not fit C=%lld, M=%lld, W channels=%lld", (long long)G,
+                    (long long)C, (long long)M, (long long)ws.d[1]);
+  /* x -> [N, G, 1, C/G, spatial...] (padded); w -> [1, G, M/G, C/G, k...] */
+  ir_shape xr = {.rank = xs.rank + 2, .d = {N, G, 1, C / G}};
+  ir_shape wr = {.rank = xs.rank + 2, .d = {1, G, M / G, C / G}};
+  for (int i = 0; i < nsp; i++) xr.d[4 + i] = xs.d[2 + i], wr.d[4 + i] = k[i];
+  ir_ref xp = pad_spatial(g, ir_view_reshape(g, x, xr), &w, 0.0);
+  ir_ref w5 = ir_view_reshape(g, wt, wr);
+  ir_ref acc = IR_NONE;
+  int64_t kidx[MAX_SP] = {0};
+  for (int64_t t = 0; t < tap_count(&w); t++) {
+    tap_index(&w, t, kidx);
+    int64_t start[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
+    for (int i = 0; i < wr.rank; i++) step[i] = 1, len[i] = i < 4 ? wr.d[i] : 1;
+    for (int i = 0; i < nsp; i++) start[4 + i] = kidx[i];
+    ir_ref wtap = ir_view_slice(g, w5, start, step, len);
+    ir_ref prod = ir_binary(g, IR_MUL, tap_slice(g, xp, &w, kidx), wtap);
+    acc = t == 0 ? prod : ir_binary(g, IR_ADD, acc, prod);
+  }
+  ir_shape os = {.rank = xs.rank, .d = {N, M}};
+  for (int i = 0; i < nsp; i++) os.d[2 + i] = w.out[i];
+  ir_ref y = ir_view_reshape(g, ir_reduce(g, IR_ADD, acc, 1u << 3), os);
+  if (b != IR_NONE) {
+    ir_shape bs = {.rank = xs.rank, .d = {1, M}};
+    for (int i = 0; i < nsp; i++) bs.d[2 + i] = 1;
+    if (ir_shape_numel(imp_shape(n, b)) != M) return imp_fail(n, "bias B must have M=%lld elements", (long long)M);
+    y = ir_binary(g, IR_ADD, y, ir_view_reshape(g, b, bs));
+  }
+  return imp_set_out(n, 0, y);
+}
+
+/* Argmax indices of MaxPool: the flat input index under each tap,
+ * row-major (storage_order 0) or with the spatial axes column-major (1).
+ * The first tap equal to the maximum `y` wins: taps are visited last to
+ * first so that each step reads the previous choice once (a chain, not a
+ * DAG that re-reads both branches). */
+static ir_ref pool_indices(imp_node *n, ir_ref xp, ir_ref y, const window *w, const ir_shape *xs,
+                           int64_t order) {
+  ir_graph *g = n->g;
+  int rank = xs->rank;
+  int64_t st[IR_MAX_RANK];
+  ir_contiguous_strides(xs, st);
+  if (order == 1) {
+    int64_t s = 1;
+    for (int i = 0; i < w->nsp; i++) st[2 + i] = s, s *= w->in[i];
+  }
+  ir_shape os = *xs;
+  for (int i = 0; i < w->nsp; i++) os.d[2 + i] = w->out[i];
+  int64_t coef[IR_MAX_RANK], kidx[MAX_SP] = {0};
+  for (int i = 0; i < rank; i++) coef[i] = i < 2 ? st[i] : st[i] * w->s[i - 2];
+  ir_ref idx = IR_NONE;
+  for (int64_t t = tap_count(w) - 1; t >= 0; t--) {
+    tap_index(w, t, kidx);
+    int64_t base = 0;
+    for (int i = 0; i < w->nsp; i++) base += (kidx[i] * w->d[i] - w->pb[i]) * st[2 + i];
+    ir_ref vi = ir_index(g, os, coef, base);
+    idx = idx == IR_NONE ? vi : ir_where(g, ir_eq(g, tap_slice(g, xp, w, kidx), y), vi, idx);
+  }
+  return idx;
+}
+
+static int lower_maxpool(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE || ir_failed(g)) return -1;
+  ir_shape xs = *imp_shape(n, x);
+  ir_dtype dt = imp_dtype(n, x);
+  if (dt == IR_BOOL) return imp_fail(n, "bool input is not supported");
+  int64_t k[MAX_SP];
+  window w;
+  if (xs.rank < 3) return imp_fail(n, "input rank %d is not supported", xs.rank);
+  if (kernel_attr(n, xs.rank - 2, k) || window_init(n, &w, &xs, k, imp_attr_i(n, "ceil_mode", 0)))
+    return -1;
+  int64_t order = imp_attr_i(n, "storage_order", 0);
+  if (order != 0 && order != 1) return imp_fail(n, "storage_order=%lld is not supported", (long long)order);
+  ir_ref xp = pad_spatial(g, x, &w, ir_dtype_lowest(dt));
+  ir_ref y = fold_taps(g, xp, &w, IR_MAX);
+  if (imp_set_out(n, 0, y)) return -1;
+  if (!imp_has_out(n, 1)) return 0;
+  return imp_set_out(n, 1, pool_indices(n, xp, y, &w, &xs, order));
+}
+
+/* AveragePool: sum of the taps over the 0-padded input, divided by the
+ * number of counted elements under each window (all explicit pads with
+ * count_include_pad, only real input elements without). */
+static int lower_averagepool(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE || ir_failed(g)) return -1;
+  ir_shape xs = *imp_shape(n, x);
+  ir_dtype dt = imp_dtype(n, x);
+  if (!ir_dtype_is_float(dt)) return imp_fail(n, "input type %s is not supported (floating point only)", ir_dtype_name(dt));
+  int64_t k[MAX_SP];
+  window w;
+  if (xs.rank < 3) return imp_fail(n, "input rank %d is not supported", xs.rank);
+  if (kernel_attr(n, xs.rank - 2, k) || window_init(n, &w, &xs, k, imp_attr_i(n, "ceil_mode", 0)))
+    return -1;
+  bool include = imp_attr_i(n, "count_include_pad", 0) != 0;
+  ir_ref sum = fold_taps(g, pad_spatial(g, x, &w, 0.0), &w, IR_ADD);
+  bool uniform = true;
+  for (int i = 0; i < w.nsp; i++)
+    uniform &= w.extra[i] == 0 && (include || (w.pb[i] == 0 && w.pe[i] == 0));
+  if (uniform) return imp_set_out(n, 0, ir_binary(g, IR_MUL, sum, ir_scalar(g, dt, 1.0 / (double)tap_count(&w))));
+  /* counts: ones over the counted region, zero-padded to the window extent */
+  ir_shape cs = {.rank = w.nsp};
+  int64_t b[IR_MAX_RANK], e[IR_MAX_RANK];
+  for (int i = 0; i < w.nsp; i++) {
+    cs.d[i] = w.in[i] + (include ? w.pb[i] + w.pe[i] : 0);
+    b[i] = include ? 0 : w.pb[i];
+    e[i] = w.extra[i] + (include ? 0 : w.pe[i]);
+  }
+  ir_ref ones = ir_view_pad(g, ir_load(g, dt, cs, 1.0), b, e, 0.0);
+  window wc = w;
+  for (int i = 0; i < w.nsp; i++) wc.pb[i] = wc.pe[i] = wc.extra[i] = 0;
+  ir_ref cnt = fold_taps(g, ones, &wc, IR_ADD);
+  return imp_set_out(n, 0, ir_div(g, sum, cnt));
+}
+
+static int lower_global(imp_node *n, bool max) {
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE || ir_failed(n->g)) return -1;
+  const ir_shape *s = imp_shape(n, x);
+  if (s->rank < 3) return imp_fail(n, "input rank %d is not supported", s->rank);
+  ir_dtype dt = imp_dtype(n, x);
+  if (!max && !ir_dtype_is_float(dt)) return imp_fail(n, "input type %s is not supported (floating point only)", ir_dtype_name(dt));
+  uint32_t axes = 0;
+  for (int i = 2; i < s->rank; i++) axes |= 1u << i;
+  return imp_set_out(n, 0, max ? ir_max_reduce(n->g, x, axes, true) : ir_mean(n->g, x, axes, true));
+}
+
+static int lower_globalaveragepool(imp_node *n) {
+  return lower_global(n, false);
+}
+static int lower_globalmaxpool(imp_node *n) {
+  return lower_global(n, true);
+}
+
 const imp_op_entry imp_ops_nn[] = {
+    {"Conv", lower_conv},
+    {"MaxPool", lower_maxpool},
+    {"AveragePool", lower_averagepool},
+    {"GlobalAveragePool", lower_globalaveragepool},
+    {"GlobalMaxPool", lower_globalmaxpool},
     {NULL, NULL},
 };

@@ -1,6 +1,176 @@
-/* op_norm.c — lowering of the norm op family. */
+/* op_norm.c — lowering of the normalisation op family: LayerNormalization,
+ * BatchNormalization (inference), InstanceNormalization,
+ * MeanVarianceNormalization and LpNormalization. Statistics are built from
+ * primitives: mean via ir_mean, variance as the mean of squared deviations,
+ * and 1/sqrt as RECIP(SQRT(.)). */
 #include "importer_impl.h"
 
+/* A required input: records an error when it is absent. */
+static ir_ref in(imp_node *n, int i) {
+  ir_ref r = imp_in(n, i);
+  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
+  return r;
+}
+
+static bool need_float(imp_node *n, ir_ref x) {
+  if (x == IR_NONE) return false;
+  if (!ir_dtype_is_float(imp_dtype(n, x)))
+    return imp_fail(n, "input type %s is not supported (floating point only)", ir_dtype_name(imp_dtype(n, x))), false;
+  return true;
+}
+
+static ir_ref konst(imp_node *n, ir_ref like, double v) {
+  return ir_scalar(n->g, imp_dtype(n, like), v);
+}
+
+static ir_ref mul(imp_node *n, ir_ref a, ir_ref b) {
+  return ir_binary(n->g, IR_MUL, a, b);
+}
+
+static ir_ref add(imp_node *n, ir_ref a, ir_ref b) {
+  return ir_binary(n->g, IR_ADD, a, b);
+}
+
+/* Axes [from, rank) as a bitmask. */
+static uint32_t axes_from(int from, int rank) {
+  uint32_t m = 0;
+  for (int i = from; i < rank; i++) m |= 1u << i;
+  return m;
+}
+
+/* x - mean(x) over `axes` (kept), and the variance as the mean of its
+ * squares; returns the centred tensor, stores mean and variance. */
+static ir_ref centre(imp_node *n, ir_ref x, uint32_t axes, ir_ref *mean, ir_ref *var) {
+  *mean = ir_mean(n->g, x, axes, true);
+  ir_ref d = ir_sub(n->g, x, *mean);
+  *var = ir_mean(n->g, mul(n, d, d), axes, true);
+  return d;
+}
+
+/* 1 / sqrt(var + eps) */
+static ir_ref inv_std(imp_node *n, ir_ref var, double eps) {
+  return ir_unary(n->g, IR_RECIP, ir_unary(n->g, IR_SQRT, add(n, var, konst(n, var, eps))));
+}
+
+/* A per-channel parameter [C] of an (N, C, D1, ...) tensor of rank `rank`
+ * reshaped to [C, 1, ..., 1] so that it broadcasts along axis 1. Params of
+ * higher rank (BatchNormalization spatial=0: [C, D1, ...]) keep their
+ * shape, aligned on the trailing axes. */
+static ir_ref per_channel(imp_node *n, ir_ref p, int rank) {
+  if (p == IR_NONE) return IR_NONE;
+  const ir_shape *s = imp_shape(n, p);
+  if (s->rank != 1) return p;
+  int64_t d[IR_MAX_RANK];
+  d[0] = s->d[0];
+  for (int i = 1; i < rank - 1; i++) d[i] = 1;
+  return ir_view_reshape(n->g, p, ir_shape_make(rank - 1, d));
+}
+
+/* Y = (X - mean) / sqrt(var + eps) * Scale + B over axes [axis, rank);
+ * the optional outputs Mean and InvStdDev keep the reduced axes as 1.
+ * stash_type=1 computes the statistics in float32. */
+static int lower_layer_norm(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = in(n, 0), scale = in(n, 1), bias = imp_in(n, 2);
+  if (!need_float(n, x) || scale == IR_NONE) return -1;
+  ir_dtype t = imp_dtype(n, x);
+  int64_t stash = imp_attr_i(n, "stash_type", 1);
+  if (stash != 1) return imp_fail(n, "stash_type=%lld is not supported (1 only)", (long long)stash);
+  int rank = imp_shape(n, x)->rank;
+  int axis = imp_axis(n, imp_attr_i(n, "axis", -1), rank);
+  if (axis < 0) return -1;
+  double eps = imp_attr_f(n, "epsilon", 1e-5);
+  ir_ref xs = ir_cast(g, x, IR_F32), mean, var;
+  ir_ref d = centre(n, xs, axes_from(axis, rank), &mean, &var);
+  ir_ref inv = inv_std(n, var, eps);
+  ir_ref y = ir_cast(g, mul(n, d, inv), t);
+  y = mul(n, y, scale);
+  if (bias != IR_NONE) y = add(n, y, bias);
+  if (imp_set_out(n, 0, y)) return -1;
+  if (imp_set_out(n, 1, mean)) return -1;
+  return imp_set_out(n, 2, inv);
+}
+
+/* Inference-mode BatchNormalization over the channel axis 1, with the
+ * running mean and variance given as inputs. */
+static int lower_batch_norm(imp_node *n) {
+  ir_graph *g = n->g;
+  if (n->opset >= 14 && imp_attr_i(n, "training_mode", 0))
+    return imp_fail(n, "training_mode=1 is not supported (inference only)");
+  if (n->opset < 14)
+    for (int i = 1; i < imp_nout(n); i++)
+      if (imp_has_out(n, i)) return imp_fail(n, "training outputs (output %d) are not supported", i);
+  ir_ref x = in(n, 0);
+  if (!need_float(n, x)) return -1;
+  int rank = imp_shape(n, x)->rank;
+  if (rank < 2) return imp_fail(n, "input rank %d < 2", rank);
+  ir_ref scale = per_channel(n, in(n, 1), rank), bias = per_channel(n, in(n, 2), rank);
+  ir_ref mean = per_channel(n, in(n, 3), rank), var = per_channel(n, in(n, 4), rank);
+  if (ir_failed(g)) return -1;
+  double eps = imp_attr_f(n, "epsilon", 1e-5);
+  ir_ref y = mul(n, ir_sub(g, x, mean), mul(n, inv_std(n, var, eps), scale));
+  return imp_set_out(n, 0, add(n, y, bias));
+}
+
+/* Per (N, C) statistics over the spatial axes 2.., then per-channel
+ * scale and bias. */
+static int lower_instance_norm(imp_node *n) {
+  ir_ref x = in(n, 0);
+  if (!need_float(n, x)) return -1;
+  int rank = imp_shape(n, x)->rank;
+  if (rank < 3) return imp_fail(n, "input rank %d < 3", rank);
+  ir_ref scale = per_channel(n, in(n, 1), rank), bias = per_channel(n, in(n, 2), rank);
+  double eps = imp_attr_f(n, "epsilon", 1e-5);
+  ir_ref mean, var;
+  ir_ref d = centre(n, x, axes_from(2, rank), &mean, &var);
+  ir_ref y = mul(n, d, mul(n, inv_std(n, var, eps), scale));
+  return imp_set_out(n, 0, add(n, y, bias));
+}
+
+/* (X - mean) / (sqrt(var) + 1e-9) over `axes` (default [0, 2, 3]), the
+ * epsilon placement of the ONNX function body. */
+static int lower_mvn(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = in(n, 0);
+  if (!need_float(n, x)) return -1;
+  int rank = imp_shape(n, x)->rank;
+  int64_t axes[IR_MAX_RANK] = {0, 2, 3};
+  int na = imp_attr_ints(n, "axes", axes, IR_MAX_RANK);
+  if (na < 0) na = 3;
+  if (na > IR_MAX_RANK) return imp_fail(n, "too many axes");
+  uint32_t mask = 0;
+  for (int i = 0; i < na; i++) {
+    int a = imp_axis(n, axes[i], rank);
+    if (a < 0) return -1;
+    mask |= 1u << a;
+  }
+  ir_ref mean, var;
+  ir_ref d = centre(n, x, mask, &mean, &var);
+  ir_ref sd = add(n, ir_unary(g, IR_SQRT, var), konst(n, x, 1e-9));
+  return imp_set_out(n, 0, mul(n, d, ir_unary(g, IR_RECIP, sd)));
+}
+
+/* X / ||X||_p along `axis`, p in {1, 2}. */
+static int lower_lp_norm(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = in(n, 0);
+  if (!need_float(n, x)) return -1;
+  int rank = imp_shape(n, x)->rank;
+  int axis = imp_axis(n, imp_attr_i(n, "axis", -1), rank);
+  if (axis < 0) return -1;
+  int64_t p = imp_attr_i(n, "p", 2);
+  ir_ref norm;
+  if (p == 1) norm = ir_sum(g, ir_abs(g, x), 1u << axis, true);
+  else if (p == 2) norm = ir_unary(g, IR_SQRT, ir_sum(g, mul(n, x, x), 1u << axis, true));
+  else return imp_fail(n, "p=%lld is not supported (1 or 2 only)", (long long)p);
+  return imp_set_out(n, 0, mul(n, x, ir_unary(g, IR_RECIP, norm)));
+}
+
 const imp_op_entry imp_ops_norm[] = {
+    {"LayerNormalization", lower_layer_norm},
+    {"BatchNormalization", lower_batch_norm},
+    {"InstanceNormalization", lower_instance_norm},
+    {"MeanVarianceNormalization", lower_mvn},
+    {"LpNormalization", lower_lp_norm},
     {NULL, NULL},
 };

@@ -1,6 +1,487 @@
-/* op_shape.c — lowering of the shape op family. */
+/* op_shape.c — lowering of the shape op family: views (reshape, permute,
+ * slice, expand, pad) and assembly of views by padding and adding. */
 #include "importer_impl.h"
 
+#include <limits.h>
+#include <string.h>
+
+static ir_ref in(imp_node *n, int i) {
+  ir_ref r = imp_in(n, i);
+  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
+  return r;
+}
+
+/* A copy of the shape of `r` (rank 0 when r is IR_NONE). */
+static ir_shape shape_of(imp_node *n, ir_ref r) {
+  ir_shape s = {0};
+  if (r != IR_NONE) s = *imp_shape(n, r);
+  return s;
+}
+
+/* Integer values either from input `i` (when `from_input`) or from the
+ * attribute `name`; returns the count, -1 when absent (no error) or -2 on
+ * error. */
+static int ints_arg(imp_node *n, bool from_input, int i, const char *name, int64_t *out, int max) {
+  if (from_input) {
+    if (!imp_has_in(n, i)) return -1;
+    int c = imp_const_ints(n, i, out, max);
+    return c < 0 ? -2 : c;
+  }
+  if (!imp_has_attr(n, name)) return -1;
+  int c = imp_attr_ints(n, name, out, max);
+  return c < 0 ? -2 : c;
+}
+
+/* Normalises `cnt` axes against `rank` into a bitmask; false on error or a
+ * repeated axis. */
+static bool axes_mask(imp_node *n, const int64_t *axes, int cnt, int rank, uint32_t *mask) {
+  *mask = 0;
+  for (int i = 0; i < cnt; i++) {
+    int a = imp_axis(n, axes[i], rank);
+    if (a < 0) return false;
+    if (*mask & (1u << a)) return imp_fail(n, "axis %lld is repeated", (long long)axes[i]), false;
+    *mask |= 1u << a;
+  }
+  return true;
+}
+
+/* The accumulation used to assemble disjoint padded pieces. */
+static ir_ref combine(ir_graph *g, ir_ref a, ir_ref b) {
+  if (a == IR_NONE) return b;
+  if (b == IR_NONE) return a;
+  bool is_bool = ir_node_get(g, a)->dtype == IR_BOOL;
+  return ir_binary(g, is_bool ? IR_OR : IR_ADD, a, b);
+}
+
+/* Concatenation along `axis`: each piece is padded with zeros to the full
+ * extent and the pieces are summed (ORed for bool), so it stays primitives. */
+static ir_ref concat(imp_node *n, const ir_ref *parts, int cnt, int axis) {
+  ir_graph *g = n->g;
+  if (cnt <= 0) return imp_fail(n, "nothing to concatenate"), IR_NONE;
+  ir_shape out = shape_of(n, parts[0]);
+  int64_t total = 0;
+  for (int i = 0; i < cnt; i++) {
+    ir_shape s = shape_of(n, parts[i]);
+    if (s.rank != out.rank) return imp_fail(n, "concatenated inputs have different ranks"), IR_NONE;
+    for (int k = 0; k < s.rank; k++)
+      if (k != axis && s.d[k] != out.d[k])
+        return imp_fail(n, "concatenated inputs differ on axis %d", k), IR_NONE;
+    if (imp_dtype(n, parts[i]) != imp_dtype(n, parts[0]))
+      return imp_fail(n, "concatenated inputs have different dtypes"), IR_NONE;
+    total += s.d[axis];
+  }
+  out.d[axis] = total;
+  if (ir_shape_numel(&out) == 0) return ir_load(g, imp_dtype(n, parts[0]), out, 0);
+  ir_ref acc = IR_NONE;
+  int64_t at = 0;
+  for (int i = 0; i < cnt; i++) {
+    int64_t d = shape_of(n, parts[i]).d[axis];
+    if (d == 0) continue;
+    int64_t before[IR_MAX_RANK] = {0}, after[IR_MAX_RANK] = {0};
+    before[axis] = at;
+    after[axis] = total - at - d;
+    acc = combine(g, acc, ir_view_pad(g, parts[i], before, after, 0));
+    at += d;
+  }
+  return acc;
+}
+
+/* The sub-range [start, start+len) of `x` along `axis` with `step`. */
+static ir_ref slice_axis(ir_graph *g, ir_ref x, int axis, int64_t start, int64_t step, int64_t len) {
+  const ir_node *nx = ir_node_get(g, x);
+  if (!nx) return IR_NONE;
+  int64_t st[IR_MAX_RANK], sp[IR_MAX_RANK], ln[IR_MAX_RANK];
+  for (int k = 0; k < nx->shape.rank; k++) st[k] = 0, sp[k] = 1, ln[k] = nx->shape.d[k];
+  st[axis] = start;
+  sp[axis] = step;
+  ln[axis] = len;
+  return ir_view_slice(g, x, st, sp, ln);
+}
+
+static int lower_reshape(imp_node *n) {
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE) return -1;
+  int64_t sh[IR_MAX_RANK];
+  int cnt = ints_arg(n, n->opset >= 5, 1, "shape", sh, IR_MAX_RANK);
+  if (cnt == -1) return imp_fail(n, "the target shape is missing");
+  if (cnt < 0) return -1;
+  bool allowzero = imp_attr_i(n, "allowzero", 0) != 0;
+  ir_shape s = shape_of(n, x), o = {.rank = cnt};
+  int infer = -1;
+  int64_t known = 1;
+  for (int i = 0; i < cnt; i++) {
+    int64_t d = sh[i];
+    if (d == 0 && !allowzero) {
+      if (i >= s.rank) return imp_fail(n, "shape entry %d is 0 but the input has rank %d", i, s.rank);
+      d = s.d[i];
+    }
+    if (d == -1) {
+      if (infer >= 0) return imp_fail(n, "more than one -1 in the target shape");
+      infer = i;
+      continue;
+    }
+    if (d < 0) return imp_fail(n, "invalid target dimension %lld", (long long)d);
+    o.d[i] = d;
+    known *= d;
+  }
+  if (infer >= 0) {
+    int64_t total = ir_shape_numel(&s);
+    if (known == 0 || total % known) return imp_fail(n, "cannot infer the -1 dimension");
+    o.d[infer] = total / known;
+  }
+  return imp_set_out(n, 0, ir_view_reshape(n->g, x, o));
+}
+
+static int lower_transpose(imp_node *n) {
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE) return -1;
+  int rank = shape_of(n, x).rank;
+  int64_t p[IR_MAX_RANK];
+  int perm[IR_MAX_RANK];
+  int cnt = -1;
+  if (imp_has_attr(n, "perm") && (cnt = imp_attr_ints(n, "perm", p, IR_MAX_RANK)) < 0) return -1;
+  if (cnt >= 0 && cnt != rank) return imp_fail(n, "perm has %d entries for rank %d", cnt, rank);
+  for (int i = 0; i < rank; i++) {
+    perm[i] = cnt < 0 ? rank - 1 - i : (int)p[i];
+    if (perm[i] < 0 || perm[i] >= rank) return imp_fail(n, "invalid perm");
+  }
+  return imp_set_out(n, 0, ir_view_permute(n->g, x, perm));
+}
+
+static int lower_unsqueeze(imp_node *n) {
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE) return -1;
+  int64_t ax[IR_MAX_RANK];
+  int cnt = ints_arg(n, n->opset >= 13, 1, "axes", ax, IR_MAX_RANK);
+  if (cnt == -1) return imp_fail(n, "axes are missing");
+  if (cnt < 0) return -1;
+  ir_shape s = shape_of(n, x), o = {.rank = s.rank + cnt};
+  if (o.rank > IR_MAX_RANK) return imp_fail(n, "rank %d is too high", o.rank);
+  uint32_t mask;
+  if (!axes_mask(n, ax, cnt, o.rank, &mask)) return -1;
+  for (int i = 0, k = 0; i < o.rank; i++) o.d[i] = mask & (1u << i) ? 1 : s.d[k++];
+  return imp_set_out(n, 0, ir_view_reshape(n->g, x, o));
+}
+
+static int lower_squeeze(imp_node *n) {
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE) return -1;
+  int64_t ax[IR_MAX_RANK];
+  int cnt = ints_arg(n, n->opset >= 13, 1, "axes", ax, IR_MAX_RANK);
+  if (cnt == -2) return -1;
+  ir_shape s = shape_of(n, x);
+  uint32_t mask = 0;
+  if (cnt < 0) {
+    for (int i = 0; i < s.rank; i++)
+      if (s.d[i] == 1) mask |= 1u << i;
+  } else if (!axes_mask(n, ax, cnt, s.rank, &mask)) {
+    return -1;
+  }
+  return imp_set_out(n, 0, ir_squeeze_axes(n->g, x, mask));
+}
+
+static int lower_concat(imp_node *n) {
+  ir_ref parts[64];
+  int cnt = 0;
+  if (imp_nin(n) > 64) return imp_fail(n, "too many inputs (%d)", imp_nin(n));
+  for (int i = 0; i < imp_nin(n); i++) {
+    if (!imp_has_in(n, i)) continue;
+    if ((parts[cnt++] = in(n, i)) == IR_NONE) return -1;
+  }
+  if (!cnt) return imp_fail(n, "no inputs");
+  if (!imp_has_attr(n, "axis")) return imp_fail(n, "attribute 'axis' is required");
+  int axis = imp_axis(n, imp_attr_i(n, "axis", 0), shape_of(n, parts[0]).rank);
+  if (axis < 0) return -1;
+  return imp_set_out(n, 0, concat(n, parts, cnt, axis));
+}
+
+/* numpy-style clamping of one slice axis of size d: start, length. */
+static void clamp_slice(int64_t d, int64_t s, int64_t e, int64_t step, int64_t *start,
+                        int64_t *len) {
+  if (s < 0) s = s < -d ? -1 : s + d;
+  if (e < 0) e = e < -d ? -1 : e + d;
+  if (step > 0) {
+    s = s < 0 ? 0 : s > d ? d : s;
+    e = e < 0 ? 0 : e > d ? d : e;
+    *len = e > s ? (e - s + step - 1) / step : 0;
+  } else {
+    s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
+    e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
+    *len = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+  }
+  *start = *len ? s : 0;
+}
+
+static int lower_slice(imp_node *n) {
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE) return -1;
+  bool inputs = n->opset >= 10;
+  ir_shape s = shape_of(n, x);
+  int64_t starts[IR_MAX_RANK], ends[IR_MAX_RANK], axes[IR_MAX_RANK], steps[IR_MAX_RANK];
+  int ns = ints_arg(n, inputs, 1, "starts", starts, IR_MAX_RANK);
+  int ne = ints_arg(n, inputs, 2, "ends", ends, IR_MAX_RANK);
+  if (ns == -2 || ne == -2) return -1;
+  if (ns < 0 || ne < 0) return imp_fail(n, "starts and ends are required");
+  if (ns != ne) return imp_fail(n, "starts and ends differ in length");
+  int na = ints_arg(n, inputs, 3, "axes", axes, IR_MAX_RANK);
+  int nst = inputs ? ints_arg(n, true, 4, "steps", steps, IR_MAX_RANK) : -1;
+  if (na == -2 || nst == -2) return -1;
+  if (na < 0)
+    for (int i = 0; i < ns; i++) axes[i] = i;
+  if (nst < 0)
+    for (int i = 0; i < ns; i++) steps[i] = 1;
+  if ((na >= 0 && na != ns) || (nst >= 0 && nst != ns))
+    return imp_fail(n, "starts, ends, axes and steps differ in length");
+  int64_t st[IR_MAX_RANK], sp[IR_MAX_RANK], ln[IR_MAX_RANK];
+  for (int k = 0; k < s.rank; k++) st[k] = 0, sp[k] = 1, ln[k] = s.d[k];
+  uint32_t seen = 0;
+  for (int i = 0; i < ns; i++) {
+    int a = imp_axis(n, axes[i], s.rank);
+    if (a < 0) return -1;
+    if (seen & (1u << a)) return imp_fail(n, "axis %d is repeated", a);
+    seen |= 1u << a;
+    if (steps[i] == 0) return imp_fail(n, "step 0 on axis %d", a);
+    sp[a] = steps[i];
+    clamp_slice(s.d[a], starts[i], ends[i], steps[i], &st[a], &ln[a]);
+  }
+  return imp_set_out(n, 0, ir_view_slice(n->g, x, st, sp, ln));
+}
+
+/* Split sizes: attribute (< 13), constant input (>= 13) or equal parts
+ * (num_outputs from opset 18, else the output count; the last part may be
+ * smaller). */
+static int split_sizes(imp_node *n, int64_t d, int64_t *sizes, int max) {
+  int cnt = ints_arg(n, n->opset >= 13, 1, "split", sizes, max);
+  if (cnt == -2) return -1;
+  if (cnt >= 0) {
+    int64_t sum = 0;
+    for (int i = 0; i < cnt; i++) {
+      if (sizes[i] < 0) return imp_fail(n, "negative split size");
+      sum += sizes[i];
+    }
+    if (sum != d) return imp_fail(n, "split sizes add up to %lld, not %lld", (long long)sum, (long long)d);
+    return cnt;
+  }
+  int parts = (int)imp_attr_i(n, "num_outputs", imp_nout(n));
+  if (parts <= 0 || parts > max) return imp_fail(n, "invalid number of outputs %d", parts);
+  int64_t each = (d + parts - 1) / parts, left = d;
+  for (int i = 0; i < parts; i++) {
+    sizes[i] = each < left ? each : left;
+    left -= sizes[i];
+  }
+  return parts;
+}
+
+static int lower_split(imp_node *n) {
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE) return -1;
+  ir_shape s = shape_of(n, x);
+  int axis = imp_axis(n, imp_attr_i(n, "axis", 0), s.rank);
+  if (axis < 0) return -1;
+  int64_t sizes[256];
+  int cnt = split_sizes(n, s.d[axis], sizes, 256);
+  if (cnt < 0) return -1;
+  if (cnt < imp_nout(n)) return imp_fail(n, "%d outputs for %d parts", imp_nout(n), cnt);
+  int64_t at = 0;
+  for (int i = 0; i < cnt; i++) {
+    if (imp_has_out(n, i) && imp_set_out(n, i, slice_axis(n->g, x, axis, at, 1, sizes[i])))
+      return -1;
+    at += sizes[i];
+  }
+  return 0;
+}
+
+static int lower_expand(imp_node *n) {
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE) return -1;
+  int64_t sh[IR_MAX_RANK];
+  int cnt = imp_const_ints(n, 1, sh, IR_MAX_RANK);
+  if (cnt < 0) return -1;
+  ir_shape t = ir_shape_make(cnt, sh), s = shape_of(n, x), o;
+  if (!ir_shape_broadcast(&s, &t, &o)) return imp_fail(n, "shapes do not broadcast");
+  return imp_set_out(n, 0, ir_view_expand(n->g, x, o));
+}
+
+/* Each repeated axis gets a new broadcast axis in front of it, and the
+ * pair is then merged by a reshape (which may copy). */
+static int lower_tile(imp_node *n) {
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE) return -1;
+  ir_shape s = shape_of(n, x), u = {0}, e = {0}, o = s;
+  int64_t rep[IR_MAX_RANK];
+  int cnt = imp_const_ints(n, 1, rep, IR_MAX_RANK);
+  if (cnt < 0) return -1;
+  if (cnt != s.rank) return imp_fail(n, "repeats has %d entries for rank %d", cnt, s.rank);
+  for (int i = 0; i < s.rank; i++) {
+    if (rep[i] < 0) return imp_fail(n, "negative repeat");
+    if (rep[i] != 1) {
+      if (u.rank >= IR_MAX_RANK) return imp_fail(n, "too many repeated axes");
+      u.d[u.rank] = 1;
+      e.d[u.rank++] = rep[i];
+    }
+    if (u.rank >= IR_MAX_RANK) return imp_fail(n, "too many repeated axes");
+    u.d[u.rank] = s.d[i];
+    e.d[u.rank++] = s.d[i];
+    o.d[i] = s.d[i] * rep[i];
+  }
+  e.rank = u.rank;
+  ir_graph *g = n->g;
+  return imp_set_out(n, 0, ir_view_reshape(g, ir_view_expand(g, ir_view_reshape(g, x, u), e), o));
+}
+
+/* Edge or reflect padding of one axis: mirrored or repeated slices of the
+ * border concatenated around `x`. */
+static ir_ref pad_axis(imp_node *n, ir_ref x, int axis, int64_t before, int64_t after, bool reflect) {
+  ir_graph *g = n->g;
+  int64_t d = shape_of(n, x).d[axis];
+  if (!before && !after) return x;
+  if (d == 0) return imp_fail(n, "cannot pad an empty axis in this mode"), IR_NONE;
+  if (reflect && (before > d - 1 || after > d - 1))
+    return imp_fail(n, "reflect padding larger than the axis minus one"), IR_NONE;
+  ir_ref parts[3];
+  int cnt = 0;
+  if (before) {
+    ir_shape t = shape_of(n, x);
+    t.d[axis] = before;
+    parts[cnt++] = reflect ? slice_axis(g, x, axis, before, -1, before)
+                           : ir_view_expand(g, slice_axis(g, x, axis, 0, 1, 1), t);
+  }
+  parts[cnt++] = x;
+  if (after) {
+    ir_shape t = shape_of(n, x);
+    t.d[axis] = after;
+    parts[cnt++] = reflect ? slice_axis(g, x, axis, d - 2, -1, after)
+                           : ir_view_expand(g, slice_axis(g, x, axis, d - 1, 1, 1), t);
+  }
+  if (ir_failed(g)) return IR_NONE;
+  return concat(n, parts, cnt, axis);
+}
+
+/* The pads (before..., after...) of a Pad node, expanded to every axis. */
+static bool pad_amounts(imp_node *n, int rank, int64_t *before, int64_t *after) {
+  int64_t pads[2 * IR_MAX_RANK], axes[IR_MAX_RANK];
+  int cnt;
+  if (n->opset >= 11) cnt = ints_arg(n, true, 1, "pads", pads, 2 * IR_MAX_RANK);
+  else cnt = ints_arg(n, false, 0, n->opset >= 2 ? "pads" : "paddings", pads, 2 * IR_MAX_RANK);
+  if (cnt == -2) return false;
+  if (cnt == -1) return imp_fail(n, "pads are missing"), false;
+  int na = n->opset >= 18 ? ints_arg(n, true, 3, "axes", axes, IR_MAX_RANK) : -1;
+  if (na == -2) return false;
+  if (na < 0) {
+    na = rank;
+    for (int i = 0; i < rank; i++) axes[i] = i;
+  }
+  if (cnt != 2 * na) return imp_fail(n, "%d pads for %d axes", cnt, na), false;
+  for (int i = 0; i < rank; i++) before[i] = after[i] = 0;
+  for (int i = 0; i < na; i++) {
+    int a = imp_axis(n, axes[i], rank);
+    if (a < 0) return false;
+    before[a] = pads[i];
+    after[a] = pads[i + na];
+  }
+  return true;
+}
+
+/* Constant padding with a value known only at run time: pad with zeros and
+ * select the value where a padded all-true mask reads false. */
+static ir_ref pad_runtime_value(imp_node *n, ir_ref x, const int64_t *before, const int64_t *after,
+                                ir_ref value) {
+  ir_graph *g = n->g;
+  if (ir_shape_numel(imp_shape(n, value)) != 1)
+    return imp_fail(n, "the pad value must be a single value"), IR_NONE;
+  if (imp_dtype(n, value) != imp_dtype(n, x)) return imp_fail(n, "the pad value has another dtype"), IR_NONE;
+  ir_ref inside = ir_view_pad(g, ir_load(g, IR_BOOL, shape_of(n, x), 1), before, after, 0);
+  ir_ref v = ir_view_reshape(g, value, (ir_shape){0});
+  return ir_where(g, inside, ir_view_pad(g, x, before, after, 0), v);
+}
+
+static int lower_pad(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE) return -1;
+  ir_shape s = shape_of(n, x);
+  int64_t before[IR_MAX_RANK], after[IR_MAX_RANK];
+  if (!pad_amounts(n, s.rank, before, after)) return -1;
+  const char *mode = imp_attr_s(n, "mode", "constant");
+  double value = 0;
+  ir_ref runtime_value = IR_NONE;
+  if (n->opset >= 11) {
+    if (imp_has_in(n, 2) && !ir_is_const(g, in(n, 2))) {
+      runtime_value = in(n, 2);
+    } else if (imp_has_in(n, 2)) {
+      double v[1];
+      int c = imp_const_floats(n, 2, v, 1);
+      if (c < 0) return -1;
+      if (c == 1) value = v[0];
+    }
+  } else {
+    value = imp_attr_f(n, "value", 0);
+  }
+  /* negative pads crop first */
+  int64_t st[IR_MAX_RANK], sp[IR_MAX_RANK], ln[IR_MAX_RANK];
+  bool crop = false;
+  for (int i = 0; i < s.rank; i++) {
+    st[i] = before[i] < 0 ? -before[i] : 0;
+    sp[i] = 1;
+    ln[i] = s.d[i] - st[i] - (after[i] < 0 ? -after[i] : 0);
+    if (ln[i] < 0) return imp_fail(n, "padding crops more than axis %d", i);
+    crop |= before[i] < 0 || after[i] < 0;
+    if (before[i] < 0) before[i] = 0;
+    if (after[i] < 0) after[i] = 0;
+  }
+  if (crop) x = ir_view_slice(g, x, st, sp, ln);
+  if (!strcmp(mode, "constant") && runtime_value != IR_NONE)
+    return imp_set_out(n, 0, pad_runtime_value(n, x, before, after, runtime_value));
+  if (!strcmp(mode, "constant")) return imp_set_out(n, 0, ir_view_pad(g, x, before, after, value));
+  bool reflect = !strcmp(mode, "reflect");
+  if (!reflect && strcmp(mode, "edge")) return imp_fail(n, "mode '%s' is not supported", mode);
+  for (int i = 0; i < s.rank && x != IR_NONE; i++) x = pad_axis(n, x, i, before[i], after[i], reflect);
+  return imp_set_out(n, 0, x);
+}
+
+/* Trilu keeps x where (col - row) >= k (upper) or <= k (lower): an index
+ * with coefficients (-1, 1) over the last two axes compared with k. */
+static int lower_trilu(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE) return -1;
+  ir_shape s = shape_of(n, x);
+  if (s.rank < 2) return imp_fail(n, "input rank must be at least 2");
+  ir_ref kk = ir_scalar(g, IR_I64, 0);
+  if (imp_has_in(n, 1)) {
+    /* k only selects the mask, so it may be a runtime value */
+    ir_ref kin = in(n, 1);
+    if (kin == IR_NONE) return -1;
+    if (ir_shape_numel(imp_shape(n, kin)) != 1) return imp_fail(n, "k must be a single value");
+    if (!ir_dtype_is_float(imp_dtype(n, kin)) && imp_dtype(n, kin) != IR_BOOL)
+      kk = ir_view_reshape(g, ir_cast(g, kin, IR_I64), (ir_shape){0});
+    else return imp_fail(n, "k must be an integer");
+  }
+  bool upper = imp_attr_i(n, "upper", 1) != 0;
+  ir_shape m = {.rank = 2, .d = {s.d[s.rank - 2], s.d[s.rank - 1]}};
+  int64_t coef[2] = {-1, 1};
+  ir_ref diff = ir_index(g, m, coef, 0);
+  ir_ref keep = upper ? ir_ge(g, diff, kk) : ir_le(g, diff, kk);
+  ir_ref zero = ir_scalar(g, imp_dtype(n, x), 0);
+  return imp_set_out(n, 0, ir_where(g, keep, x, zero));
+}
+
+static int lower_flatten(imp_node *n) {
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE) return -1;
+  ir_shape s = shape_of(n, x);
+  int64_t axis = imp_attr_i(n, "axis", 1);
+  if (axis < -s.rank || axis > s.rank) return imp_fail(n, "axis %lld out of range", (long long)axis);
+  if (axis < 0) axis += s.rank;
+  ir_shape o = {.rank = 2, .d = {1, 1}};
+  for (int i = 0; i < s.rank; i++) o.d[i < axis ? 0 : 1] *= s.d[i];
+  return imp_set_out(n, 0, ir_view_reshape(n->g, x, o));
+}
+
 const imp_op_entry imp_ops_shape[] = {
+    {"Reshape", lower_reshape}, {"Transpose", lower_transpose}, {"Unsqueeze", lower_unsqueeze},
+    {"Squeeze", lower_squeeze}, {"Concat", lower_concat},       {"Slice", lower_slice},
+    {"Split", lower_split},     {"Expand", lower_expand},       {"Tile", lower_tile},
+    {"Pad", lower_pad},         {"Trilu", lower_trilu},         {"Flatten", lower_flatten},
     {NULL, NULL},
 };

@@ -163,8 +163,12 @@ ir_ref ir_view_pad(ir_graph *g, ir_ref a, const int64_t *before, const int64_t *
                    double value);
 ir_ref ir_view_unsqueeze(ir_graph *g, ir_ref a, int axis);
 ir_ref ir_view_squeeze(ir_graph *g, ir_ref a, int axis);
-/* Compose a view onto its source: for use by later stages. */
 bool ir_view_is_identity(const ir_view *v, const ir_shape *src);
+/* A pure broadcast view (unsqueeze/squeeze/expand only: no permutation,
+ * slice, pad or reshape across axes) reads source element (i_j) at view
+ * element (i_k) with i_j = i_{view_axis[j]}; view_axis[j] is -1 for source
+ * axes of size 1. Returns false when `v` is not such a view of `src`. */
+bool ir_view_broadcast_map(const ir_view *v, const ir_shape *src, int *view_axis);
 
 /* Composite helpers, built only from primitives (builder.c). */
 ir_ref ir_sub(ir_graph *g, ir_ref a, ir_ref b);

@@ -18,20 +18,13 @@ static int fail(char *err, size_t n, const char *fmt, ...) {
   return -1;
 }
 
-static bool is_compute(const ir_node *n) {
-  return n->op != IR_ALLOCATE && n->op != IR_LOAD && n->op != IR_VIEW &&
-         n->op != IR_INDEX_COMPONENTS;
-}
-
 /* Outputs must be written by a kernel into their own buffer. */
 static void separate_outputs(ir_graph *g) {
   for (int i = 0; i < ir_output_count(g); i++) {
     ir_ref r = ir_output(g, i);
     bool dup = false;
     for (int j = 0; j < i; j++) dup |= ir_output(g, j) == r;
-    if (ir_node_get(g, r)->op == IR_ALLOCATE || dup) {
-      ir_set_output(g, i, ir_move(g, r));
-    }
+    if (ir_node_get(g, r)->op == IR_ALLOCATE || dup) ir_set_output(g, i, ir_move(g, r));
   }
 }
 
@@ -51,35 +44,17 @@ static int add_buf(sched_program *p, sched_buf_kind kind, ir_ref r, int io_index
   return p->nbufs++;
 }
 
-static void choose_buffers(sched_program *p, const sched_options *opt, const char *live) {
+/* Buffers for the materialised nodes: outputs first (their slots), then the rest. */
+static void make_buffers(sched_program *p, const char *mat, const char *live) {
   ir_graph *g = p->g;
-  int n = ir_graph_count(g);
-  int *uses = calloc((size_t)n, sizeof *uses);
-  SCHED_ASSERT(uses);
-  for (int r = 0; r < n; r++)
-    if (live[r])
-      for (int k = 0; k < ir_node_get(g, r)->nsrc; k++) uses[ir_node_get(g, r)->src[k]]++;
   for (int i = 0; i < ir_output_count(g); i++) add_buf(p, SCHED_BUF_OUTPUT, ir_output(g, i), i);
-  for (int r = 0; r < n; r++) {
-    if (!live[r] || p->buf_of[r] >= 0) continue;
+  for (int r = 0; r < ir_graph_count(g); r++) {
+    if (!live[r] || !mat[r] || p->buf_of[r] >= 0) continue;
     const ir_node *x = ir_node_get(g, r);
-    bool need = false;
-    if (x->op == IR_ALLOCATE) {
+    if (x->op == IR_ALLOCATE)
       add_buf(p, x->origin == IR_ORIGIN_INPUT ? SCHED_BUF_INPUT : SCHED_BUF_WEIGHT, r, x->io_index);
-      continue;
-    }
-    need |= x->reduce || x->op == IR_MOVE;
-    need |= is_compute(x) && (uses[r] > 1 || opt->no_fuse);
-    if (need) add_buf(p, SCHED_BUF_TEMP, r, -1);
+    else add_buf(p, SCHED_BUF_TEMP, r, -1);
   }
-  /* the source of a view is read at computed addresses: it must be in memory */
-  for (int r = 0; r < n; r++) {
-    const ir_node *x = ir_node_get(g, r);
-    if (!live[r] || x->op != IR_VIEW) continue;
-    ir_ref s = x->src[0];
-    if (p->buf_of[s] < 0 && ir_node_get(g, s)->op != IR_LOAD) add_buf(p, SCHED_BUF_TEMP, s, -1);
-  }
-  free(uses);
 }
 
 static void note_arg(sched_kernel *k, int buf) {
@@ -100,30 +75,17 @@ static void collect_args(sched_program *p, sched_kernel *k, ir_ref r, bool is_ro
   for (int i = 0; i < x->nsrc; i++) collect_args(p, k, x->src[i], false);
 }
 
-static void form_kernels(sched_program *p) {
-  int n = ir_graph_count(p->g);
-  for (int r = 0; r < n; r++) {
-    int b = p->buf_of[r];
-    if (b < 0 || p->bufs[b].kind == SCHED_BUF_INPUT || p->bufs[b].kind == SCHED_BUF_WEIGHT)
-      continue;
-    p->kernels = realloc(p->kernels, (size_t)(p->nkernels + 1) * sizeof *p->kernels);
-    SCHED_ASSERT(p->kernels);
-    sched_kernel *k = &p->kernels[p->nkernels];
-    memset(k, 0, sizeof *k);
-    const ir_node *x = ir_node_get(p->g, r);
-    k->root = r;
-    k->out_buf = b;
-    note_arg(k, b);
-    collect_args(p, k, r, true);
-    k->space = x->reduce ? ir_node_get(p->g, x->src[0])->shape : x->shape;
-    for (int i = 0; i < k->space.rank; i++)
-      if (k->space.d[i] != 1) k->axes[k->naxes++] = i;
-    for (int i = 0; i < k->nargs; i++) {
-      sched_buf *a = &p->bufs[k->args[i]];
-      if (a->first < 0) a->first = p->nkernels;
-      a->last = p->nkernels;
+static void kernel_args(sched_program *p) {
+  for (int i = 0; i < p->nkernels; i++) {
+    sched_kernel *k = &p->kernels[i];
+    k->out_buf = p->buf_of[k->root];
+    note_arg(k, k->out_buf);
+    collect_args(p, k, k->root, true);
+    for (int a = 0; a < k->nargs; a++) {
+      sched_buf *b = &p->bufs[k->args[a]];
+      if (b->first < 0) b->first = i;
+      b->last = i;
     }
-    p->nkernels++;
   }
 }
 
@@ -196,9 +158,11 @@ int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char
   SCHED_ASSERT(p->buf_of || !n);
   for (int i = 0; i < n; i++) p->buf_of[i] = -1;
   char *live = ir_live_nodes(g);
-  choose_buffers(p, opt, live);
+  char *mat = sched_fuse(p, opt, live);
+  make_buffers(p, mat, live);
+  free(mat);
   free(live);
-  form_kernels(p);
+  kernel_args(p);
   plan_arena(p);
   place_weights(p);
   p->ctx = isl_ctx_alloc();

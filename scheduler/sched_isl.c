@@ -1,12 +1,13 @@
 /* sched_isl.c — the isl model of a kernel and its loop nest.
  *
  * A kernel's domain dimensions are the axes of its iteration space with
- * size other than 1 (size-1 axes always index 0). An element-wise kernel is
- * one statement S0 over all of them. A reduction is three statements, the
- * accumulator kept in a scalar: S0 (init) and S2 (store) over the kept
- * axes, S1 (update) over all axes, scheduled as
- *   S0[o] -> [o, 0, 0..], S1[o, r] -> [o, 1, r], S2[o] -> [o, 2, 0..]
- * so that the reduced axes are the innermost loops. */
+ * size other than 1 (size-1 axes always index 0). Statements: for each
+ * reduction stage i, I<i> (initialise the accumulator, over the outer axes)
+ * and U<i> (update it, over all axes); then F, the final store, over all
+ * axes or over the outer axes. The schedule keeps the outer axes outermost
+ * and shared, then a phase number, then the reduced axes:
+ *   I<i>[o] -> [o, 2i, 0..], U<i>[o, r] -> [o, 2i+1, r], F[o(, r)] -> [o, 2k, r or 0..]
+ * so each accumulator lives in a scalar while its reduction loop runs. */
 #include "sched_impl.h"
 
 #include <isl/ast_build.h>
@@ -47,56 +48,44 @@ static void domain_str(strbuf *b, const char *name, const sched_kernel *k, const
     sb_printf(b, "%s0 <= i%d < %lld", i ? " and " : " : ", ax[i], (long long)k->space.d[ax[i]]);
 }
 
-sched_stmt_kind sched_stmt_of(const sched_kernel *k, const char *name) {
-  (void)k;
-  if (!strcmp(name, "S0")) return SCHED_STMT_COMPUTE;
-  if (!strcmp(name, "R0")) return SCHED_STMT_INIT;
-  if (!strcmp(name, "R1")) return SCHED_STMT_UPDATE;
-  return SCHED_STMT_STORE;
+sched_stmt_kind sched_stmt_of(const char *name, int *stage) {
+  *stage = name[0] && name[1] ? atoi(name + 1) : 0;
+  return name[0] == 'I' ? SCHED_STMT_INIT : name[0] == 'U' ? SCHED_STMT_UPDATE : SCHED_STMT_FINAL;
+}
+
+/* One statement: its domain over all axes or the outer ones, and its
+ * schedule at `phase`. */
+static void statement(strbuf *dom, strbuf *sch, const sched_kernel *k, const char *name, bool all,
+                      int phase) {
+  const int *ax = all ? k->axes : k->outer;
+  int nax = all ? k->naxes : k->nouter;
+  domain_str(dom, name, k, ax, nax);
+  sb_printf(dom, "; ");
+  sb_printf(sch, "%s[", name);
+  for (int i = 0; i < nax; i++) sb_printf(sch, "%si%d", i ? "," : "", ax[i]);
+  sb_printf(sch, "] -> [");
+  for (int i = 0; i < k->nouter; i++) sb_printf(sch, "i%d,", k->outer[i]);
+  sb_printf(sch, "%d", phase);
+  for (int i = 0; i < k->nred; i++)
+    if (all) sb_printf(sch, ",i%d", k->red[i]);
+    else sb_printf(sch, ",0");
+  sb_printf(sch, "]; ");
 }
 
 int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen) {
-  const ir_node *root = ir_node_get(p->g, k->root);
   strbuf dom = {0}, sch = {0};
-  if (!root->reduce) {
-    sb_printf(&dom, "{ ");
-    domain_str(&dom, "S0", k, k->axes, k->naxes);
-    sb_printf(&dom, " }");
-    sb_printf(&sch, "{ S0[");
-    for (int i = 0; i < k->naxes; i++) sb_printf(&sch, "%si%d", i ? "," : "", k->axes[i]);
-    sb_printf(&sch, "] -> [0");
-    for (int i = 0; i < k->naxes; i++) sb_printf(&sch, ",i%d", k->axes[i]);
-    sb_printf(&sch, "] }");
-  } else {
-    int outer[IR_MAX_RANK], red[IR_MAX_RANK], no = 0, nr = 0;
-    for (int i = 0; i < k->naxes; i++) {
-      int a = k->axes[i];
-      if (root->shape.d[a] == 1) red[nr++] = a;
-      else outer[no++] = a;
-    }
-    sb_printf(&dom, "{ ");
-    domain_str(&dom, "R0", k, outer, no);
-    sb_printf(&dom, "; ");
-    domain_str(&dom, "R1", k, k->axes, k->naxes);
-    sb_printf(&dom, "; ");
-    domain_str(&dom, "R2", k, outer, no);
-    sb_printf(&dom, " }");
-    sb_printf(&sch, "{ ");
-    for (int s = 0; s < 3; s++) {
-      const int *ax = s == 1 ? k->axes : outer;
-      int nax = s == 1 ? k->naxes : no;
-      sb_printf(&sch, "%sR%d[", s ? "; " : "", s);
-      for (int i = 0; i < nax; i++) sb_printf(&sch, "%si%d", i ? "," : "", ax[i]);
-      sb_printf(&sch, "] -> [");
-      for (int i = 0; i < no; i++) sb_printf(&sch, "i%d,", outer[i]);
-      sb_printf(&sch, "%d", s);
-      for (int i = 0; i < nr; i++)
-        if (s == 1) sb_printf(&sch, ",i%d", red[i]);
-        else sb_printf(&sch, ",0");
-      sb_printf(&sch, "]");
-    }
-    sb_printf(&sch, " }");
+  sb_printf(&dom, "{ ");
+  sb_printf(&sch, "{ ");
+  char name[16];
+  for (int i = 0; i < k->nstages; i++) {
+    snprintf(name, sizeof name, "I%d", i);
+    statement(&dom, &sch, k, name, false, 2 * i);
+    snprintf(name, sizeof name, "U%d", i);
+    statement(&dom, &sch, k, name, true, 2 * i + 1);
   }
+  statement(&dom, &sch, k, "F", k->final_full, 2 * k->nstages);
+  sb_printf(&dom, "}");
+  sb_printf(&sch, "}");
   isl_union_set *d = isl_union_set_read_from_str(p->ctx, dom.s);
   isl_union_map *m = isl_union_map_read_from_str(p->ctx, sch.s);
   int rc = 0;
@@ -125,8 +114,9 @@ void sched_dump(const sched_program *p, void *file) {
   for (int i = 0; i < p->nkernels; i++) {
     const sched_kernel *k = &p->kernels[i];
     const ir_node *r = ir_node_get(p->g, k->root);
-    fprintf(f, "kernel %d: %%%d %s%s (%s), %d buffers\n", i, k->root, ir_op_name(r->op),
-            r->reduce ? ".reduce" : "", r->label ? r->label : "-", k->nargs);
+    fprintf(f, "kernel %d: %%%d %s%s (%s), %d buffers, %d reduction stages\n", i, k->root,
+            ir_op_name(r->op), r->reduce ? ".reduce" : "", r->label ? r->label : "-", k->nargs,
+            k->nstages);
     char *c = isl_ast_node_to_C_str(k->ast);
     fprintf(f, "%s", c ? c : "");
     free(c);

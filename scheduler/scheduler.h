@@ -26,19 +26,32 @@ typedef struct {
   int first, last; /* kernels that write first / read last (lifetime) */
 } sched_buf;
 
-/* The statements of a kernel. An element-wise kernel has one statement
- * (SCHED_STMT_COMPUTE); a reduction has three: initialise the accumulator,
- * update it, store it. */
-typedef enum { SCHED_STMT_COMPUTE, SCHED_STMT_INIT, SCHED_STMT_UPDATE, SCHED_STMT_STORE } sched_stmt_kind;
+/* The statements of a kernel. A kernel computes its root over an
+ * iteration space; it may contain reduction stages (all over the same
+ * axes) whose results live in scalar accumulators inside the loops over the
+ * kept ("outer") axes:
+ *   for o: { acc0 = init; for r: acc0 = acc0 (+) f0(o, r); ...
+ *            accK = ...;  for r: out = g(o, r, acc0..accK) }   (final over all axes)
+ *   or     { ...;                out = g(o, acc0..accK) }         (final over outer axes)
+ * A kernel without stages is one element-wise statement. */
+typedef enum { SCHED_STMT_INIT, SCHED_STMT_UPDATE, SCHED_STMT_FINAL } sched_stmt_kind;
+
+#define SCHED_MAX_STAGES 8
 
 typedef struct {
   ir_ref root;      /* the materialised node this kernel computes */
   int out_buf;      /* buffer it writes */
   int *args;        /* buffers it reads or writes, out_buf first */
   int nargs;
-  ir_shape space;   /* iteration space: the root's shape, or its source's for a reduction */
-  int axes[IR_MAX_RANK]; /* the domain dimensions: axes of `space` with size > 1 */
+  ir_shape space;   /* iteration space: the stages' source shape, else the root's shape */
+  int axes[IR_MAX_RANK]; /* domain dimensions: axes of `space` with size != 1 */
   int naxes;
+  int outer[IR_MAX_RANK], nouter; /* kept axes (all axes when there is no stage) */
+  int red[IR_MAX_RANK], nred;     /* reduced axes */
+  ir_ref stages[SCHED_MAX_STAGES]; /* reductions computed in accumulators, in order */
+  int nstages;
+  bool final_full;  /* the final statement runs over all axes (else over outer) */
+  int root_axis[IR_MAX_RANK]; /* root axis -> axis of `space`, -1 for size-1 axes */
   isl_ast_node *ast; /* owned */
 } sched_kernel;
 
@@ -63,8 +76,10 @@ typedef struct sched_program {
  * or weights get a MOVE). On failure returns -1 with `err` filled. */
 int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char *err, size_t errlen);
 void sched_free(sched_program *p);
-/* Which statement a user node of a kernel's AST names ("S0", "S1", ...). */
-sched_stmt_kind sched_stmt_of(const sched_kernel *k, const char *name);
+/* Which statement a user node of a kernel's AST names, and its stage. */
+sched_stmt_kind sched_stmt_of(const char *name, int *stage);
+/* The stage index of `r` in `k`, or -1. */
+int sched_stage_of(const sched_kernel *k, ir_ref r);
 /* Prints kernels with their loop nests (--dump schedule). */
 void sched_dump(const sched_program *p, void *file);
 

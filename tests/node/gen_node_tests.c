@@ -22,10 +22,11 @@ static const char *skip_reason(char **names, char **reasons, int n, const char *
 }
 
 int main(int argc, char **argv) {
-  if (argc != 5) {
-    fprintf(stderr, "usage: gen_node_tests NODE_DIR UNSUPPORTED.txt ONNX2C OUT.cmake\n");
+  if (argc != 5 && argc != 6) {
+    fprintf(stderr, "usage: gen_node_tests NODE_DIR UNSUPPORTED.txt ONNX2C OUT.cmake [EXTRA_FLAGS]\n");
     return 1;
   }
+  const char *extra = argc == 6 ? argv[5] : "";
   const char *root = argv[1], *exe = argv[3];
   char *names[MAXT], *reasons[MAXT];
   int nskip = 0;
@@ -82,7 +83,7 @@ int main(int argc, char **argv) {
         fclose(f);
         fprintf(o, " -e %s", p);
       }
-      fprintf(o, " --cflags -O0)\n");
+      fprintf(o, " --cflags -O0 %s)\n", extra);
     }
     for (char *s = ops; *s; s++)
       if (*s == ' ') *s = ';';

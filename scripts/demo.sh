@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# make demo: compile a shipped model to C, show what came out, and check it
+# against onnxruntime.
+set -euo pipefail
+exe=${1:?usage: demo.sh ONNX2C MODEL}
+model=${2:?usage: demo.sh ONNX2C MODEL}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+echo "== onnx2c-caten $model -o $out"
+"$exe" -v "$model" -o "$out"
+echo
+echo "== $out/model.h (entry point)"
+grep -E '^(#define|int |enum| \*)' "$out/model.h"
+echo
+echo "== $out/model.c (first kernel)"
+awk '/^\/\* kernel 0/,/^}/' "$out/model.c"
+echo
+echo "== builds alone with -std=c11 -Wall -Wextra -Werror"
+cc -std=c11 -Wall -Wextra -Werror -O2 -c "$out/model.c" -o "$out/model.o" && echo ok
+echo
+echo "== onnx2c-caten verify (random inputs, seed 1) against onnxruntime"
+"$exe" verify "$model"
