@@ -29,6 +29,8 @@ static const char usage[] =
     "  -i, --input FILE        an input tensor (.pb); repeat in input order\n"
     "  -e, --expect FILE       an expected output tensor (.pb) for run\n"
     "  -d, --dim NAME=VALUE    value of a symbolic input dimension (repeatable)\n"
+    "      --freeze [NAME=]FILE.pb  fix graph input NAME (default: the tensor's\n"
+    "                          name) to the constant in FILE: specialises the model\n"
     "      --dump ir|schedule  print the primitive graph or the kernels to stderr\n"
     "      --no-fuse           one primitive per kernel (debugging)\n"
     "      --cflags FLAGS      C compiler flags for run/verify (default: -O2)\n"
@@ -39,8 +41,8 @@ static const char usage[] =
 
 typedef struct {
   const char *cmd, *model, *outdir, *cflags;
-  const char *inputs[MAX_FILES], *expects[MAX_FILES], *dims[MAX_FILES];
-  int nin, nexp, ndims;
+  const char *inputs[MAX_FILES], *expects[MAX_FILES], *dims[MAX_FILES], *freeze[MAX_FILES];
+  int nin, nexp, ndims, nfreeze;
   unsigned seed;
   rt_options rt;
 } args;
@@ -57,6 +59,7 @@ static int parse(int argc, char **argv, args *a) {
       {"dim", required_argument, 0, 'd'},    {"dump", required_argument, 0, 'D'},
       {"no-fuse", no_argument, 0, 'F'},      {"cflags", required_argument, 0, 'C'},
       {"seed", required_argument, 0, 'S'},   {"verbose", no_argument, 0, 'v'},
+      {"freeze", required_argument, 0, 'Z'},
       {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0}};
   a->seed = 1;
@@ -81,6 +84,10 @@ static int parse(int argc, char **argv, args *a) {
       if (strcmp(optarg, "ir") && strcmp(optarg, "schedule")) return die("--dump takes ir or schedule"), -1;
       a->rt.dump = optarg;
       break;
+    case 'Z':
+      if (a->nfreeze == MAX_FILES) return die("too many --freeze"), -1;
+      a->freeze[a->nfreeze++] = optarg;
+      break;
     case 'F': a->rt.sched.no_fuse = true; break;
     case 'C': a->cflags = optarg; break;
     case 'S': a->seed = (unsigned)strtoul(optarg, NULL, 10); break;
@@ -99,6 +106,8 @@ static int parse(int argc, char **argv, args *a) {
   if (k < argc) return die("too many arguments (options go before or after MODEL, files with -i)"), -1;
   a->rt.imp.dims = a->dims;
   a->rt.imp.ndims = a->ndims;
+  a->rt.imp.freeze = a->freeze;
+  a->rt.imp.nfreeze = a->nfreeze;
   return 0;
 }
 

@@ -17,6 +17,11 @@
 typedef struct {
   const char *const *dims; /* "NAME=VALUE": values of symbolic input dimensions */
   int ndims;
+  /* "FILE.pb" or "NAME=FILE.pb": graph inputs fixed to a constant tensor
+   * (the tensor's own name says which input when NAME is not given). The
+   * model is specialised: the input disappears from the generated code. */
+  const char *const *freeze;
+  int nfreeze;
 } imp_options;
 
 /* Loads the model at `path` into a new graph owned by the caller. On error

@@ -35,6 +35,9 @@ extern const imp_op_entry imp_ops_nn[];
 extern const imp_op_entry imp_ops_norm[];
 extern const imp_op_entry imp_ops_gather[];
 extern const imp_op_entry imp_ops_misc[];
+extern const imp_op_entry imp_ops_loss[];
+extern const imp_op_entry imp_ops_extra[];
+extern const imp_op_entry imp_ops_quant[];
 
 /* Errors: record a message about the node; returns -1. */
 int imp_fail(imp_node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -28,7 +28,8 @@ struct imp_ctx {
 
 static const imp_op_entry *const families[] = {
     imp_ops_elementwise, imp_ops_logic, imp_ops_reduce, imp_ops_matmul, imp_ops_shape,
-    imp_ops_nn,          imp_ops_norm,  imp_ops_gather, imp_ops_misc,
+    imp_ops_nn,          imp_ops_norm,  imp_ops_gather, imp_ops_misc,   imp_ops_loss,
+    imp_ops_extra,       imp_ops_quant,
 };
 
 static imp_lower_fn find_op(const char *op) {
@@ -282,6 +283,33 @@ static int dim_value(imp_ctx *c, const char *param, int64_t *v) {
   return -1;
 }
 
+static int read_file(const char *path, uint8_t **buf, size_t *len, char *err, size_t n);
+
+/* Graph inputs fixed by --freeze become constants. */
+static int add_frozen(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t n) {
+  for (int i = 0; i < c->opt->nfreeze; i++) {
+    const char *spec = c->opt->freeze[i], *eq = strchr(spec, '='), *file = eq ? eq + 1 : spec;
+    uint8_t *buf;
+    size_t len;
+    imp_tensor t;
+    char e[512];
+    if (read_file(file, &buf, &len, err, n)) return -1;
+    int rc = imp_tensor_decode(buf, len, NULL, &t, e, sizeof e);
+    free(buf);
+    if (rc) return snprintf(err, n, "%s: %s", file, e), -1;
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - spec) : (int)strlen(t.name), eq ? spec : t.name);
+    bool found = false;
+    for (size_t k = 0; k < gp->n_input; k++) found |= gp->input[k]->name && !strcmp(gp->input[k]->name, name);
+    ir_ref r = found && t.dtype != IR_F16 ? ir_const(c->g, name, t.dtype, t.shape, t.data) : IR_NONE;
+    imp_tensor_free(&t);
+    if (!found) return ctx_fail(c, err, n, "--freeze %s: the graph has no input '%s'", spec, name);
+    if (r == IR_NONE) return ctx_fail(c, err, n, "--freeze %s: unsupported tensor", spec);
+    define(c, ir_strdup(c->g, name), r);
+  }
+  return 0;
+}
+
 static int add_inputs(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t n) {
   for (size_t i = 0; i < gp->n_input; i++) {
     const Onnx__ValueInfoProto *vi = gp->input[i];
@@ -433,7 +461,8 @@ static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t
     if (r == IR_NONE) return ctx_fail(c, err, n, "initializer %zu: %s", i, e);
     define(c, gp->initializer[i]->name ? gp->initializer[i]->name : "", r);
   }
-  if (add_inputs(c, gp, err, n) || lower_nodes(c, gp, opset, err, n)) return -1;
+  if (add_frozen(c, gp, err, n) || add_inputs(c, gp, err, n) || lower_nodes(c, gp, opset, err, n))
+    return -1;
   for (size_t i = 0; i < gp->n_output; i++) {
     const char *name = gp->output[i]->name ? gp->output[i]->name : "";
     value *v = lookup(c, name);

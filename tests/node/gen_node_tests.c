@@ -15,6 +15,21 @@ static int cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Inputs of `test` fixed with --freeze (frozen.txt), as a bit set. */
+static unsigned frozen_inputs(const char *listdir, const char *test) {
+  char path[2048], line[1024];
+  snprintf(path, sizeof path, "%s/frozen.txt", listdir);
+  FILE *f = fopen(path, "r");
+  unsigned set = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    char *tok = strtok(line, " \t\n");
+    if (!tok || tok[0] == '#' || strcmp(tok, test)) continue;
+    while ((tok = strtok(NULL, " \t\n"))) set |= 1u << atoi(tok);
+  }
+  if (f) fclose(f);
+  return set;
+}
+
 static const char *skip_reason(char **names, char **reasons, int n, const char *test) {
   for (int i = 0; i < n; i++)
     if (!strcmp(names[i], test)) return reasons[i];
@@ -23,14 +38,16 @@ static const char *skip_reason(char **names, char **reasons, int n, const char *
 
 int main(int argc, char **argv) {
   if (argc != 5 && argc != 6) {
-    fprintf(stderr, "usage: gen_node_tests NODE_DIR UNSUPPORTED.txt ONNX2C OUT.cmake [EXTRA_FLAGS]\n");
+    fprintf(stderr, "usage: gen_node_tests NODE_DIR LIST_DIR ONNX2C OUT.cmake [EXTRA_FLAGS]\n");
     return 1;
   }
   const char *extra = argc == 6 ? argv[5] : "";
   const char *root = argv[1], *exe = argv[3];
   char *names[MAXT], *reasons[MAXT];
   int nskip = 0;
-  FILE *u = fopen(argv[2], "r");
+  char upath[2048];
+  snprintf(upath, sizeof upath, "%s/unsupported.txt", argv[2]);
+  FILE *u = fopen(upath, "r");
   char line[1024];
   while (u && fgets(line, sizeof line, u) && nskip < MAXT) {
     if (line[0] == '#' || line[0] == '\n') continue;
@@ -69,12 +86,13 @@ int main(int argc, char **argv) {
     } else {
       fprintf(o, "add_test(node_%s %s run %s", tests[t] + 5, exe, model);
       char p[2400];
+      unsigned frozen = frozen_inputs(argv[2], tests[t]);
       for (int i = 0;; i++) {
         snprintf(p, sizeof p, "%s/test_data_set_0/input_%d.pb", dir, i);
         FILE *f = fopen(p, "rb");
         if (!f) break;
         fclose(f);
-        fprintf(o, " -i %s", p);
+        fprintf(o, " %s %s", frozen & (1u << i) ? "--freeze" : "-i", p);
       }
       for (int i = 0;; i++) {
         snprintf(p, sizeof p, "%s/test_data_set_0/output_%d.pb", dir, i);

@@ -237,7 +237,7 @@ static void test_symbolic_dim(void **state) {
   write_symbolic_model(path, "Relu");
   expect_load_error(path, NULL, "'N'", "'x'");
   const char *dims[] = {"N=7"};
-  imp_options o = {dims, 1};
+  imp_options o = {.dims = dims, .ndims = 1};
   ir_graph *g;
   if (imp_load(path, &o, &g, err, sizeof err)) fail_msg("with N=7: %s", err);
   const int64_t d[] = {7, 3};
@@ -245,7 +245,7 @@ static void test_symbolic_dim(void **state) {
   check_value(g, ir_output(g, 0), NULL, IR_F32, 2, d);
   ir_graph_free(g);
   const char *bad[] = {"N=abc"};
-  imp_options ob = {bad, 1};
+  imp_options ob = {.dims = bad, .ndims = 1};
   expect_load_error(path, &ob, "'N'", NULL);
 }
 
@@ -255,7 +255,7 @@ static void test_hand_built_unsupported(void **state) {
   snprintf(path, sizeof path, "%s/nosuchop.onnx", tmpdir);
   write_symbolic_model(path, "NoSuchOp");
   const char *dims[] = {"N=2"};
-  imp_options o = {dims, 1};
+  imp_options o = {.dims = dims, .ndims = 1};
   expect_load_error(path, &o, "'the_node'", "'NoSuchOp'");
 }
 
