@@ -35,3 +35,21 @@ bench: deps all
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
+
+# libFuzzer over the compile path (fuzz/fuzz_compile.c), built with clang +
+# ASan/UBSan in $(FUZZ_BUILD), seeded from the ONNX node-test models. New
+# findings land in fuzz/corpus (not committed) and crash-* files in fuzz/.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 1
+FUZZ_FLAGS ?= -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -max_len=65536
+.PHONY: fuzz
+fuzz:
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DONNX2C_SANITIZE=ON -DONNX2C_NODE_TESTS=OFF \
+	  -DONNX2C_FUZZ=ON -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link -Wno-unknown-warning-option" >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzz_compile
+	@mkdir -p fuzz/corpus fuzz/seeds
+	@fuzz/make_seeds.sh fuzz/seeds
+	@cd fuzz && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+	  ../$(FUZZ_BUILD)/tests/fuzz_compile $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
+	  -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) -print_final_stats=1 corpus seeds

@@ -31,7 +31,9 @@ static const char usage[] =
     "  -d, --dim NAME=VALUE    value of a symbolic input dimension (repeatable)\n"
     "      --freeze [NAME=]FILE.pb  fix graph input NAME (default: the tensor's\n"
     "                          name) to the constant in FILE: specialises the model\n"
-    "      --dump ir|schedule  print the primitive graph or the kernels to stderr\n"
+    "      --dump WHAT         print to stderr: ir-lowered (primitives as lowered),\n"
+    "                          ir (after rewrites) or schedule (kernels, loop nests)\n"
+    "      --no-rewrite        keep Gather as the O(V) one-hot reduction\n"
     "      --no-fuse           one primitive per kernel (debugging)\n"
     "      --cflags FLAGS      C compiler flags for run/verify (default: -O2)\n"
     "      --seed N            seed of verify's random inputs (default: 1)\n"
@@ -59,7 +61,7 @@ static int parse(int argc, char **argv, args *a) {
       {"dim", required_argument, 0, 'd'},    {"dump", required_argument, 0, 'D'},
       {"no-fuse", no_argument, 0, 'F'},      {"cflags", required_argument, 0, 'C'},
       {"seed", required_argument, 0, 'S'},   {"verbose", no_argument, 0, 'v'},
-      {"freeze", required_argument, 0, 'Z'},
+      {"freeze", required_argument, 0, 'Z'},  {"no-rewrite", no_argument, 0, 'R'},
       {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0}};
   a->seed = 1;
@@ -81,7 +83,8 @@ static int parse(int argc, char **argv, args *a) {
       a->dims[a->ndims++] = optarg;
       break;
     case 'D':
-      if (strcmp(optarg, "ir") && strcmp(optarg, "schedule")) return die("--dump takes ir or schedule"), -1;
+      if (strcmp(optarg, "ir") && strcmp(optarg, "ir-lowered") && strcmp(optarg, "schedule"))
+        return die("--dump takes ir-lowered, ir or schedule"), -1;
       a->rt.dump = optarg;
       break;
     case 'Z':
@@ -89,6 +92,7 @@ static int parse(int argc, char **argv, args *a) {
       a->freeze[a->nfreeze++] = optarg;
       break;
     case 'F': a->rt.sched.no_fuse = true; break;
+    case 'R': a->rt.no_rewrite = true; break;
     case 'C': a->cflags = optarg; break;
     case 'S': a->seed = (unsigned)strtoul(optarg, NULL, 10); break;
     case 'v': a->rt.verbose = true; break;

@@ -36,6 +36,8 @@ typedef struct {
   cg_buf pre;     /* local definitions of the statement being printed */
   cg_memo *memo;  /* values of the statement being printed */
   int nmemo, capmemo, nvars;
+  char index_name[32];
+  bool has_index; /* an indexed read: the kernel can fail */
 } cg_kernel;
 
 void cg_printf(cg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -84,6 +84,20 @@ static void render_buffer_read(cg_kernel *c, cg_buf *o, ir_ref r, char *const *i
   cg_printf(o, "]");
 }
 
+/* The index of an indexed view, bound to a local and checked against its
+ * bound: out of range returns the error status instead of reading. */
+static const char *render_index(cg_kernel *c, const ir_node *n, char *const *idx) {
+  cg_buf e = {0};
+  render_value(c, &e, n->src[1], idx, false);
+  int var = c->nvars++;
+  cg_line(&c->pre, c->depth, "const int64_t v%d = (int64_t)%s;", var, e.s);
+  cg_line(&c->pre, c->depth, "if (v%d < 0 || v%d >= %lld) return 1;", var, var, (long long)n->view.gbound);
+  free(e.s);
+  snprintf(c->index_name, sizeof c->index_name, "v%d", var);
+  c->has_index = true;
+  return c->index_name;
+}
+
 static void render_view(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *idx) {
   const ir_node *src = ir_node_get(c->p->g, n->src[0]);
   if (n->view.masked) {
@@ -103,6 +117,7 @@ static void render_view(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *
   } else {
     cg_printf(o, "b%d[", cg_kernel_arg(c, c->p->buf_of[n->src[0]]));
     render_address(o, n->view.offset, n->view.stride, &n->shape, idx);
+    if (n->view.gather) cg_printf(o, " + %lld * %s", (long long)n->view.gstride, render_index(c, n, idx));
     cg_printf(o, "]");
   }
   if (n->view.masked) {

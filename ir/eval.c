@@ -157,6 +157,12 @@ static int eval_compute(evalctx *c, const ir_node *n, void *out) {
         valid &= idx[k] >= n->view.lo[k] && idx[k] < n->view.hi[k];
         a += n->view.stride[k] * idx[k];
       }
+      if (n->view.gather) {
+        int64_t e = ir_elem_i(c->g->nodes[n->src[1]].dtype, s[1], i);
+        if (e < 0 || e >= n->view.gbound)
+          return ir_fail(c->g, "index %lld is out of range [0, %lld)", (long long)e, (long long)n->view.gbound);
+        a += n->view.gstride * e;
+      }
       if (!valid) ir_elem_set_f(n->dtype, out, i, n->view.pad_value);
       else memcpy((char *)out + i * (int64_t)ir_dtype_size(n->dtype),
                   (const char *)s[0] + a * (int64_t)ir_dtype_size(n->dtype), ir_dtype_size(n->dtype));

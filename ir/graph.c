@@ -268,3 +268,43 @@ void ir_contiguous_strides(const ir_shape *s, int64_t *strides) {
     st *= s->d[i];
   }
 }
+
+/* Iterative post-order from the outputs (graph depth is input-controlled). */
+void ir_compact(ir_graph *g) {
+  int n = g->nnodes;
+  int *newid = malloc((size_t)(n + 1) * sizeof *newid), *order = malloc((size_t)(n + 1) * sizeof *order);
+  int *stack = malloc((size_t)(n + 1) * sizeof *stack), *next = calloc((size_t)n + 1, sizeof *next);
+  IR_ASSERT(newid && order && stack && next);
+  for (int i = 0; i < n; i++) newid[i] = -1;
+  int m = 0;
+  for (int root = 0; root < g->noutputs + g->ninputs; root++) {
+    ir_ref r = root < g->ninputs ? g->inputs[root] : g->outputs[root - g->ninputs];
+    if (newid[r] >= 0) continue;
+    int sp = 0;
+    stack[sp++] = r;
+    newid[r] = -2; /* on the stack */
+    while (sp) {
+      ir_ref x = stack[sp - 1];
+      if (next[x] < g->nodes[x].nsrc) {
+        ir_ref s = g->nodes[x].src[next[x]++];
+        if (newid[s] == -1) newid[s] = -2, stack[sp++] = s;
+        continue;
+      }
+      sp--;
+      newid[x] = m;
+      order[m++] = x;
+    }
+  }
+  ir_node *nodes = malloc((size_t)(m ? m : 1) * sizeof *nodes);
+  IR_ASSERT(nodes);
+  for (int i = 0; i < m; i++) {
+    nodes[i] = g->nodes[order[i]];
+    for (int k = 0; k < nodes[i].nsrc; k++) nodes[i].src[k] = newid[nodes[i].src[k]];
+  }
+  for (int i = 0; i < g->noutputs; i++) g->outputs[i] = newid[g->outputs[i]];
+  for (int i = 0; i < g->ninputs; i++) g->inputs[i] = newid[g->inputs[i]];
+  free(g->nodes);
+  g->nodes = nodes;
+  g->nnodes = g->cap = m;
+  free(newid), free(order), free(stack), free(next);
+}

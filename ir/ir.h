@@ -55,7 +55,10 @@ typedef struct {
 
 /* How a VIEW reads its source: element (i0..in) of the view lives at flat
  * element offset + sum(stride[k] * ik) of the source's contiguous buffer,
- * when lo[k] <= ik < hi[k] on every axis; elsewhere it reads pad_value. */
+ * when lo[k] <= ik < hi[k] on every axis; elsewhere it reads pad_value.
+ * An indexed view (gather, made only by ir_rewrite_gather) has a second
+ * source e of the view's shape and adds gstride * e(i) to the address;
+ * e(i) outside [0, gbound) is an error at run time, never a read. */
 typedef struct {
   ir_shape shape;
   int64_t stride[IR_MAX_RANK];
@@ -64,6 +67,8 @@ typedef struct {
   int64_t hi[IR_MAX_RANK];
   bool masked;
   double pad_value;
+  bool gather;
+  int64_t gstride, gbound;
 } ir_view;
 
 typedef enum { IR_ORIGIN_INPUT, IR_ORIGIN_WEIGHT } ir_origin;
@@ -208,6 +213,18 @@ double ir_elem_f(ir_dtype t, const void *buf, int64_t i);
 int64_t ir_elem_i(ir_dtype t, const void *buf, int64_t i);
 void ir_elem_set_f(ir_dtype t, void *buf, int64_t i, double v);
 void ir_elem_set_i(ir_dtype t, void *buf, int64_t i, int64_t v);
+
+/* The gather rewrite (rewrite.c): a reduction over one axis v of
+ * WHERE(EQ(iota_v, e), X, 0) (or X * CAST(EQ(..)), operands in either
+ * order, through broadcast views), with e independent of v and X a view
+ * of a buffer, becomes the indexed read X[.., e, ..]: Theta(output) work
+ * instead of Theta(output * V). Returns the number of rewrites. */
+int ir_rewrite_gather(ir_graph *g);
+/* Renumbers the nodes in a topological order and drops those no output
+ * needs (graph inputs stay). Node references held elsewhere are invalid
+ * afterwards. Rewrites that add nodes call it to keep the invariant that a
+ * node's sources have smaller references. */
+void ir_compact(ir_graph *g);
 
 /* Text dump of the nodes reachable from the outputs (dump.c). */
 void ir_dump(const ir_graph *g, void *file);

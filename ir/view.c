@@ -25,7 +25,7 @@ bool ir_view_is_identity(const ir_view *v, const ir_shape *src) {
 }
 
 bool ir_view_broadcast_map(const ir_view *v, const ir_shape *src, int *view_axis) {
-  if (v->masked || v->offset != 0) return false;
+  if (v->masked || v->offset != 0 || v->gather) return false;
   int64_t st[IR_MAX_RANK];
   ir_contiguous_strides(src, st);
   int k = 0;
@@ -55,7 +55,7 @@ static void update_masked(ir_view *v) {
 /* The source and the view of `a` as seen from its base buffer. */
 static ir_ref base_of(ir_graph *g, ir_ref a, ir_view *v) {
   const ir_node *n = &g->nodes[a];
-  if (n->op == IR_VIEW) {
+  if (n->op == IR_VIEW && !n->view.gather) {
     *v = n->view;
     return n->src[0];
   }

@@ -82,9 +82,15 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
   int rc = imp_load(onnx, &o->imp, &m->g, err, n);
   stage_done(o, "import", &t);
   if (!rc && ir_verify(m->g)) rc = -1, snprintf(err, n, "%s: %s", onnx, ir_error(m->g));
+  if (!rc) m->nodes = ir_graph_count(m->g);
+  if (!rc && o->dump && !strcmp(o->dump, "ir-lowered")) ir_dump(m->g, stderr);
+  if (!rc && !o->no_rewrite) {
+    m->rewrites = ir_rewrite_gather(m->g);
+    if (ir_verify(m->g)) rc = -1, snprintf(err, n, "%s: after rewrites: %s", onnx, ir_error(m->g));
+    stage_done(o, "rewrite", &t);
+  }
   if (!rc && o->dump && !strcmp(o->dump, "ir")) ir_dump(m->g, stderr);
   if (!rc) {
-    m->nodes = ir_graph_count(m->g);
     rc = sched_build(m->g, &o->sched, &m->p, err, n);
     stage_done(o, "schedule", &t);
   }

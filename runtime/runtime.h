@@ -14,7 +14,8 @@ typedef struct {
   const char *name;       /* symbol prefix and file stem (default "model") */
   imp_options imp;
   sched_options sched;
-  const char *dump;       /* NULL, "ir" or "schedule": printed to stderr */
+  const char *dump;       /* NULL, "ir-lowered", "ir" or "schedule": printed to stderr */
+  bool no_rewrite;        /* skip the gather rewrite (keeps the one-hot form) */
   bool verbose;           /* per-stage timing on stderr */
 } rt_options;
 
@@ -23,7 +24,8 @@ typedef struct {
   sched_program *p;
   char dir[4096];
   char name[128];
-  int nodes;              /* ONNX nodes lowered (graph nodes) */
+  int nodes;              /* graph nodes after lowering */
+  int rewrites;           /* gather rewrites applied */
   void *so;               /* dlopen handle once built */
   int (*run)(const void *const *, void *const *, const void *, void *);
   void *weights;

@@ -46,7 +46,7 @@ static void own(fuse_ctx *f, ir_ref root, ir_ref x) {
     ir_ref s = n->src[i];
     const ir_node *sn = ir_node_get(f->p->g, s);
     if (f->mat[s]) continue;
-    if (n->op == IR_VIEW && sn->op != IR_LOAD) {
+    if (n->op == IR_VIEW && i == 0 && sn->op != IR_LOAD) {
       int map[IR_MAX_RANK];
       if (!ir_view_broadcast_map(&n->view, &sn->shape, map)) {
         materialise(f, s);
@@ -88,6 +88,8 @@ static bool trace_ok(fuse_ctx *f, const sched_kernel *k, ir_ref x, const int *id
       return true;
     }
   }
+  if (n->op == IR_VIEW && n->view.gather) /* the index is an operand in this view's coordinates */
+    return trace_ok(f, k, n->src[1], ids, false);
   if (n->op == IR_VIEW) {
     const ir_node *s = ir_node_get(f->p->g, n->src[0]);
     if (f->mat[n->src[0]] || s->op == IR_LOAD) return true;

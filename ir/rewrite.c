@@ -1,0 +1,221 @@
+/* rewrite.c — the gather rewrite: a one-hot reduction becomes an indexed read.
+ *
+ * Matched (in the coordinates of the reduction's source, the "space"):
+ *   R = ADD.reduce over one axis v (or MAX.reduce of an unsigned type) of
+ *       WHERE(c, X, 0)  or  MUL(X, CAST(c))  or  MUL(CAST(c), X)
+ *   c = NOT(NEQ(a, b)), one of a/b the iota along v (INDEX_COMPONENTS, or
+ *       a constant arange, possibly CAST), the other e independent of v.
+ * Every operand may be reached through pure broadcast views; `resolve`
+ * follows them and records which space axis indexes each axis of the node
+ * it arrives at. Since element-wise ops keep coordinates and views only
+ * remap them, e is independent of v exactly when no axis of its resolved
+ * node is indexed by v.
+ * Replacement: an indexed VIEW of X's buffer with the reduction's shape;
+ * its second source is e seen in that shape. */
+#include "ir_impl.h"
+
+#include <string.h>
+
+typedef struct {
+  ir_ref r;
+  int ids[IR_MAX_RANK]; /* space axis indexing each axis of r, -1 for none */
+} resolved;
+
+static resolved resolve(const ir_graph *g, ir_ref r, const int *ids) {
+  resolved x = {r, {0}};
+  memcpy(x.ids, ids, sizeof x.ids);
+  for (;;) {
+    const ir_node *n = &g->nodes[x.r];
+    int map[IR_MAX_RANK], next[IR_MAX_RANK];
+    if (n->op != IR_VIEW || !ir_view_broadcast_map(&n->view, &g->nodes[n->src[0]].shape, map)) break;
+    const ir_node *s = &g->nodes[n->src[0]];
+    for (int j = 0; j < s->shape.rank; j++) next[j] = map[j] >= 0 ? x.ids[map[j]] : -1;
+    memcpy(x.ids, next, sizeof next);
+    x.r = n->src[0];
+  }
+  return x;
+}
+
+static resolved resolve_src(const ir_graph *g, const resolved *p, int k) {
+  return resolve(g, g->nodes[p->r].src[k], p->ids);
+}
+
+static bool uses_axis(const ir_graph *g, const resolved *x, int v) {
+  const ir_node *n = &g->nodes[x->r];
+  for (int j = 0; j < n->shape.rank; j++)
+    if (n->shape.d[j] != 1 && x->ids[j] == v) return true;
+  return false;
+}
+
+/* Is `x` the index along space axis v (an iota, or a constant arange)? */
+static bool is_iota(const ir_graph *g, resolved x, int v) {
+  const ir_node *n = &g->nodes[x.r];
+  while (n->op == IR_CAST && !ir_dtype_is_float(n->dtype) && !ir_dtype_is_float(g->nodes[n->src[0]].dtype)) {
+    x = resolve_src(g, &x, 0);
+    n = &g->nodes[x.r];
+  }
+  bool hit = false;
+  if (n->op == IR_INDEX_COMPONENTS) {
+    if (n->base != 0) return false;
+    for (int j = 0; j < n->shape.rank; j++) {
+      if (n->shape.d[j] == 1 || n->coef[j] == 0) continue;
+      if (x.ids[j] != v || n->coef[j] != 1 || hit) return false;
+      hit = true;
+    }
+    return hit;
+  }
+  if (n->op == IR_ALLOCATE && n->origin == IR_ORIGIN_WEIGHT && !ir_dtype_is_float(n->dtype)) {
+    int axis = -1;
+    for (int j = 0; j < n->shape.rank; j++)
+      if (n->shape.d[j] != 1) {
+        if (axis >= 0 || x.ids[j] != v) return false;
+        axis = j;
+      }
+    if (axis < 0) return false;
+    for (int64_t i = 0; i < n->shape.d[axis]; i++)
+      if (ir_elem_i(n->dtype, n->data, i) != i) return false;
+    return true;
+  }
+  return false;
+}
+
+/* c = NOT(NEQ(iota_v, e)): returns e, or a node of -1 when not matched. */
+static resolved match_eq(const ir_graph *g, resolved c, int v) {
+  resolved none = {-1, {0}};
+  if (g->nodes[c.r].op != IR_NOT) return none;
+  c = resolve_src(g, &c, 0);
+  if (g->nodes[c.r].op != IR_NEQ) return none;
+  resolved a = resolve_src(g, &c, 0), b = resolve_src(g, &c, 1);
+  if (is_iota(g, a, v) && !uses_axis(g, &b, v)) return b;
+  if (is_iota(g, b, v) && !uses_axis(g, &a, v)) return a;
+  return none;
+}
+
+static bool is_zero(const ir_graph *g, resolved x) {
+  const ir_node *n = &g->nodes[x.r];
+  return n->op == IR_LOAD && (ir_dtype_is_float(n->dtype) ? n->fval == 0 : n->ival == 0);
+}
+
+/* Splits the reduced body into the condition and the data operand. */
+static bool match_body(const ir_graph *g, resolved s, resolved *cond, resolved *data) {
+  const ir_node *n = &g->nodes[s.r];
+  if (n->op == IR_WHERE) {
+    if (!is_zero(g, resolve_src(g, &s, 2))) return false;
+    *cond = resolve_src(g, &s, 0);
+    *data = resolve_src(g, &s, 1);
+    return true;
+  }
+  if (n->op == IR_MUL) {
+    for (int k = 0; k < 2; k++) {
+      resolved m = resolve_src(g, &s, k);
+      if (g->nodes[m.r].op != IR_CAST || g->nodes[g->nodes[m.r].src[0]].dtype != IR_BOOL) continue;
+      *cond = resolve_src(g, &m, 0);
+      *data = resolve_src(g, &s, 1 - k);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The address of `data` as a view over its buffer in space coordinates. */
+static bool data_view(const ir_graph *g, resolved d, const ir_shape *space, ir_ref *buf, ir_view *out) {
+  const ir_node *n = &g->nodes[d.r];
+  ir_view v;
+  if (n->op == IR_VIEW) {
+    if (n->view.masked || n->view.gather) return false;
+    v = n->view;
+    *buf = n->src[0];
+  } else {
+    if (n->op == IR_LOAD || n->op == IR_INDEX_COMPONENTS) return false;
+    v = ir_view_contiguous(&n->shape);
+    *buf = d.r;
+  }
+  memset(out, 0, sizeof *out);
+  out->shape = *space;
+  out->offset = v.offset;
+  for (int k = 0; k < space->rank; k++) out->hi[k] = space->d[k];
+  for (int j = 0; j < n->shape.rank; j++) {
+    if (n->shape.d[j] == 1) continue;
+    if (d.ids[j] < 0) return false;
+    out->stride[d.ids[j]] += v.stride[j];
+  }
+  return true;
+}
+
+/* `e` as a node of `shape` (the reduction's shape: axis v has size 1). */
+static ir_ref index_in(ir_graph *g, resolved e, const ir_shape *shape) {
+  const ir_node *n = &g->nodes[e.r];
+  bool direct = ir_shape_eq(&n->shape, shape);
+  for (int j = 0; direct && j < n->shape.rank; j++) direct = n->shape.d[j] == 1 || e.ids[j] == j;
+  ir_ref idx = e.r;
+  if (!direct) {
+    ir_node x;
+    memset(&x, 0, sizeof x);
+    x.op = IR_VIEW;
+    x.dtype = n->dtype;
+    x.shape = *shape;
+    x.nsrc = 1;
+    x.src[0] = e.r;
+    x.view = ir_view_contiguous(shape);
+    memset(x.view.stride, 0, sizeof x.view.stride);
+    int64_t cs[IR_MAX_RANK];
+    ir_contiguous_strides(&n->shape, cs);
+    for (int j = 0; j < n->shape.rank; j++)
+      if (n->shape.d[j] != 1) x.view.stride[e.ids[j]] += cs[j];
+    idx = ir_add_node(g, &x);
+  }
+  if (g->nodes[idx].dtype != IR_I64) idx = ir_cast(g, idx, IR_I64);
+  return idx;
+}
+
+static bool rewrite_one(ir_graph *g, ir_ref r) {
+  const ir_node *R = &g->nodes[r];
+  if (!R->reduce) return false;
+  bool unsigned_max = R->op == IR_MAX && !ir_dtype_is_signed(R->dtype) && !ir_dtype_is_float(R->dtype);
+  if (R->op != IR_ADD && !unsigned_max) return false;
+  ir_shape space = g->nodes[R->src[0]].shape, shape = R->shape;
+  int v = -1;
+  for (int k = 0; k < space.rank; k++)
+    if (shape.d[k] != space.d[k]) {
+      if (v >= 0) return false; /* exactly one reduced axis */
+      v = k;
+    }
+  if (v < 0) return false;
+  int ids[IR_MAX_RANK];
+  for (int k = 0; k < IR_MAX_RANK; k++) ids[k] = k;
+  resolved body = resolve(g, R->src[0], ids), cond, data;
+  if (!match_body(g, body, &cond, &data)) return false;
+  resolved e = match_eq(g, cond, v);
+  if (e.r < 0) return false;
+  ir_ref buf;
+  ir_view view;
+  if (!data_view(g, data, &space, &buf, &view)) return false;
+  view.gather = true;
+  view.gstride = view.stride[v];
+  view.gbound = space.d[v];
+  view.stride[v] = 0;
+  view.shape = shape;
+  view.hi[v] = 1;
+  ir_ref idx = index_in(g, e, &shape);
+  ir_node x;
+  memset(&x, 0, sizeof x);
+  x.op = IR_VIEW;
+  x.dtype = g->nodes[r].dtype;
+  x.shape = shape;
+  x.nsrc = 2;
+  x.src[0] = buf;
+  x.src[1] = idx;
+  x.view = view;
+  x.label = g->nodes[r].label;
+  ir_ref gv = ir_add_node(g, &x);
+  ir_replace_uses(g, r, gv);
+  return true;
+}
+
+int ir_rewrite_gather(ir_graph *g) {
+  if (g->failed) return 0;
+  int n = g->nnodes, count = 0;
+  for (int r = 0; r < n; r++) count += rewrite_one(g, r);
+  if (count) ir_compact(g);
+  return count;
+}

@@ -1,0 +1,224 @@
+#!/usr/bin/python3
+"""gen_hostile.py OUTDIR — writes the hostile models named in cases.txt.
+
+Everything is generated (onnx.helper, or byte edits of a generated model),
+so nothing binary is committed. Deterministic: fixed seeds."""
+import os
+import random
+import shutil
+import struct
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper as h, numpy_helper
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13, domain_opsets=()):
+    g = h.make_graph(nodes, "hostile", inputs, outputs, initializer=list(inits))
+    ops = [h.make_opsetid("", opset)] + [h.make_opsetid(d, v) for d, v in domain_opsets]
+    m = h.make_model(g, opset_imports=ops, producer_name="hostile")
+    m.ir_version = 8
+    return m
+
+
+def save(name, m, sub=None):
+    d = os.path.join(out, sub) if sub else out
+    os.makedirs(d, exist_ok=True)
+    data = m if isinstance(m, (bytes, bytearray)) else m.SerializeToString()
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def vi(name, dt=F, shape=(2, 3)):
+    return h.make_tensor_value_info(name, dt, list(shape))
+
+
+def ints(name, vals):
+    return numpy_helper.from_array(np.array(vals, dtype=np.int64), name)
+
+
+def raw_tensor(name, dt, dims, raw=None, **fields):
+    t = TensorProto()
+    t.name = name
+    t.data_type = dt
+    t.dims.extend(dims)
+    if raw is not None:
+        t.raw_data = raw
+    for k, v in fields.items():
+        getattr(t, k).extend(v)
+    return t
+
+
+def relu_model():
+    return model([h.make_node("Relu", ["x"], ["y"])], [vi("x")], [vi("y")])
+
+
+# A valid model with some weight bytes, for truncation.
+w = numpy_helper.from_array(np.arange(64, dtype=np.float32).reshape(8, 8), "w")
+valid = model([h.make_node("MatMul", ["x", "w"], ["t"]), h.make_node("Relu", ["t"], ["y"])],
+              [vi("x", F, (2, 8))], [vi("y", F, (2, 8))], [w])
+save("valid.onnx", valid)
+vb = valid.SerializeToString()
+
+# ---- bytes ----
+save("empty.onnx", b"")
+save("random.onnx", bytes(random.Random(1).getrandbits(8) for _ in range(4096)))
+for pct in (10, 50, 90):
+    save("trunc%d.onnx" % pct, vb[: len(vb) * pct // 100])
+# ModelProto.producer_name (field 2, a string) written as a varint;
+# ModelProto.ir_version (field 1, an int64) written as length-delimited.
+save("wrongtype_string.onnx", b"\x10\x05" + vb)
+save("wrongtype_varint.onnx", b"\x0a\x03abc" + vb)
+# GraphProto (field 7) as a varint.
+save("wrongtype_graph.onnx", b"\x08\x08\x38\x01")
+# A length prefix far beyond the end of the data.
+save("badlength.onnx", b"\x3a\xff\xff\xff\xff\x0f" + vb[:64])
+# A valid protobuf that is no model: no graph.
+save("nograph.onnx", b"\x08\x08")
+
+# ---- tensors ----
+save("dims_overflow.onnx", model([h.make_node("Relu", ["w"], ["y"])], [], [vi("y")],
+                                 [raw_tensor("w", F, [1 << 62, 1 << 62], raw=b"")]))
+save("dims_overflow_input.onnx", model([h.make_node("Relu", ["x"], ["y"])],
+                                       [vi("x", F, (1 << 40, 1 << 40))], [vi("y")]))
+save("dims_negative.onnx", model([h.make_node("Relu", ["w"], ["y"])], [], [vi("y")],
+                                 [raw_tensor("w", F, [-3, 2], raw=b"")]))
+save("dims_negative_input.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x", F, (2, -5))], [vi("y")]))
+save("init_short.onnx", model([h.make_node("Relu", ["w"], ["y"])], [], [vi("y")],
+                              [raw_tensor("w", F, [2, 3], raw=b"\0" * 20)]))
+save("init_long.onnx", model([h.make_node("Relu", ["w"], ["y"])], [], [vi("y")],
+                             [raw_tensor("w", F, [2, 3], raw=b"\0" * 28)]))
+save("init_values_short.onnx", model([h.make_node("Relu", ["w"], ["y"])], [], [vi("y")],
+                                     [raw_tensor("w", F, [2, 3], float_data=[1.0, 2.0])]))
+# 2^36 floats declared, none given: must be refused without allocating 256 GiB.
+save("init_huge_nodata.onnx", model([h.make_node("Relu", ["w"], ["y"])], [], [vi("y")],
+                                    [raw_tensor("w", F, [1 << 18, 1 << 18])]))
+save("init_string.onnx", model([h.make_node("Identity", ["w"], ["y"])], [], [vi("y")],
+                               [raw_tensor("w", TensorProto.STRING, [1], string_data=[b"x"])]))
+save("rank13_init.onnx", model([h.make_node("Relu", ["w"], ["y"])], [], [vi("y")],
+                               [raw_tensor("w", F, [1] * 13, raw=b"\0" * 4)]))
+save("rank13_input.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x", F, [1] * 13)], [vi("y")]))
+save("input_string.onnx", model([h.make_node("Identity", ["x"], ["y"])],
+                                [vi("x", TensorProto.STRING, (2,))], [vi("y", TensorProto.STRING, (2,))]))
+save("input_complex.onnx", model([h.make_node("Identity", ["x"], ["y"])],
+                                 [vi("x", TensorProto.COMPLEX64, (2,))], [vi("y", TensorProto.COMPLEX64, (2,))]))
+save("input_badtype.onnx", model([h.make_node("Identity", ["x"], ["y"])], [vi("x", 77, (2,))], [vi("y", 77, (2,))]))
+
+# ---- graph structure ----
+save("undefined_input.onnx", model([h.make_node("Add", ["x", "nothing"], ["y"])], [vi("x")], [vi("y")]))
+save("cycle.onnx", model([h.make_node("Relu", ["b"], ["a"], name="A"), h.make_node("Relu", ["a"], ["b"], name="B"),
+                          h.make_node("Add", ["x", "b"], ["y"])], [vi("x")], [vi("y")]))
+save("self_loop.onnx", model([h.make_node("Add", ["x", "y"], ["y"])], [vi("x")], [vi("y")]))
+save("duplicate_output.onnx", model([h.make_node("Relu", ["x"], ["t"], name="first"),
+                                     h.make_node("Neg", ["x"], ["t"], name="second"),
+                                     h.make_node("Identity", ["t"], ["y"])], [vi("x")], [vi("y")]))
+save("duplicate_input.onnx", model([h.make_node("Relu", ["x"], ["x"], name="shadow"),
+                                    h.make_node("Identity", ["x"], ["y"])], [vi("x")], [vi("y")]))
+save("duplicate_init.onnx", model([h.make_node("Add", ["x", "w"], ["y"])], [vi("x", F, (2,))], [vi("y", F, (2,))],
+                                  [numpy_helper.from_array(np.ones(2, np.float32), "w"),
+                                   numpy_helper.from_array(np.ones(3, np.float32), "w")]))
+save("no_outputs.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x")], []))
+save("output_missing.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x")], [vi("z")]))
+save("unknown_op.onnx", model([h.make_node("FrobnicateTensor", ["x"], ["y"])], [vi("x")], [vi("y")]))
+save("unknown_domain.onnx", model([h.make_node("Relu", ["x"], ["y"], domain="com.example.evil")], [vi("x")], [vi("y")],
+                                  domain_opsets=[("com.example.evil", 1)]))
+save("opset_new.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x")], [vi("y")], opset=99))
+save("opset_huge.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x")], [vi("y")], opset=1 << 40))
+save("attr_wrong_type.onnx", model([h.make_node("Softmax", ["x"], ["y"], axis="one")], [vi("x")], [vi("y")]))
+save("attr_wrong_type_ints.onnx", model([h.make_node("Transpose", ["x"], ["y"], perm=[1.0, 0.0])], [vi("x")],
+                                        [vi("y", F, (3, 2))]))
+save("attr_axis_range.onnx", model([h.make_node("Softmax", ["x"], ["y"], axis=1 << 40)], [vi("x")], [vi("y")]))
+
+# ---- folded sizes ----
+def shape_op(op, data_shape, const_vals, extra_inputs=(), **attrs):
+    inits = [ints("s", const_vals)]
+    return model([h.make_node(op, ["x", "s"] + list(extra_inputs), ["y"], name="hostile_" + op, **attrs)],
+                 [vi("x", F, data_shape)], [vi("y", F, ())], inits)
+
+
+save("reshape_overflow.onnx", shape_op("Reshape", (2, 3), [1 << 62, 1 << 62, 0]))
+save("reshape_negative.onnx", shape_op("Reshape", (2, 3), [-2, -3]))
+save("reshape_two_minus1.onnx", shape_op("Reshape", (2, 3), [-1, -1]))
+save("reshape_mismatch.onnx", shape_op("Reshape", (2, 3), [7]))
+save("expand_overflow.onnx", shape_op("Expand", (1, 1), [1 << 40, 1 << 40]))
+save("expand_negative.onnx", shape_op("Expand", (1, 1), [-5, 3]))
+save("tile_overflow.onnx", shape_op("Tile", (2, 3), [1 << 62, 4]))
+save("tile_negative.onnx", shape_op("Tile", (2, 3), [-1, 2]))
+
+
+def range_model(start, limit, delta, dt=I64):
+    inits = [numpy_helper.from_array(np.array(v, dtype=np.int64 if dt == I64 else np.float32), n)
+             for n, v in (("a", start), ("b", limit), ("c", delta))]
+    return model([h.make_node("Range", ["a", "b", "c"], ["y"], name="hostile_range")], [], [vi("y", dt, (None,))],
+                 inits, opset=13)
+
+
+save("range_overflow.onnx", range_model(0, 1 << 62, 1))
+save("range_span_overflow.onnx", range_model(-(1 << 62), 1 << 62, 1))
+save("range_zero_delta.onnx", range_model(0, 10, 0))
+save("range_float_huge.onnx", range_model(0.0, 3e38, 1e-38, F))
+save("range_float_nan.onnx", range_model(0.0, float("nan"), 1.0, F))
+
+cos = lambda shape, name="huge_fill": model(
+    [h.make_node("ConstantOfShape", ["s"], ["y"], name=name)], [], [vi("y", F, (None,))], [ints("s", shape)])
+save("constantofshape_huge.onnx", cos([1000000, 1000000]))           # 1e12 floats = 4 TB
+save("constantofshape_overflow.onnx", cos([1 << 62, 1 << 62]))
+save("constantofshape_negative.onnx", cos([-4]))
+
+# ---- external data: each model in its own folder ----
+def ext_model(location, offset=None, length=None, nbytes=24):
+    t = raw_tensor("w", F, [2, 3])
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", location), ("offset", offset), ("length", length)):
+        if v is not None:
+            e = t.external_data.add()
+            e.key, e.value = k, str(v)
+    return model([h.make_node("Relu", ["w"], ["y"])], [], [vi("y")], [t])
+
+
+def ext_case(name, location, offset=None, length=None, setup=None):
+    d = os.path.join(out, "ext_" + name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    with open(os.path.join(d, "weights.bin"), "wb") as f:
+        f.write(b"\0" * 24)
+    if setup:
+        setup(d)
+    save("model.onnx", ext_model(location, offset, length), "ext_" + name)
+
+
+ext_case("dotdot", "../../etc/passwd")
+ext_case("dotdot_inner", "sub/../../weights.bin")
+ext_case("absolute", "/etc/passwd")
+ext_case("symlink", "link.bin", setup=lambda d: os.symlink("/etc/passwd", os.path.join(d, "link.bin")))
+ext_case("symlink_dir", "up/passwd", setup=lambda d: os.symlink("/etc", os.path.join(d, "up")))
+ext_case("missing", "nothere.bin")
+ext_case("empty_location", "")
+ext_case("directory", ".", )
+ext_case("offset_beyond", "weights.bin", offset=1000000)
+ext_case("offset_huge", "weights.bin", offset=1 << 62)
+ext_case("offset_negative", "weights.bin", offset=-8)
+ext_case("length_beyond", "weights.bin", length=1 << 40)
+ext_case("length_short", "weights.bin", length=8)
+ext_case("offset_garbage", "weights.bin", offset="12abc")
+
+# ---- a 100000-node chain of Relu (must not exhaust the stack) ----
+N = 100000
+nodes = [h.make_node("Relu", ["x" if i == 0 else "t%d" % (i - 1)], ["y" if i == N - 1 else "t%d" % i])
+         for i in range(N)]
+save("deep_chain.onnx", model(nodes, [vi("x", F, (4,))], [vi("y", F, (4,))]))
+# The same chain, listed in reverse order (the importer's ordering must cope).
+save("deep_chain_reversed.onnx", model(nodes[::-1][:2000][::-1][::-1], [vi("x", F, (4,))], [vi("y", F, (4,))])
+     if False else model(list(reversed(nodes[:2000])) + [h.make_node("Identity", ["t1999"], ["y2"])],
+                         [vi("x", F, (4,))], [vi("y2", F, (4,))]))
+# A deep chain of constants folded at import (eval recursion).
+cn = [h.make_node("Neg", ["c" if i == 0 else "k%d" % (i - 1)], ["k%d" % i]) for i in range(N)]
+cn.append(h.make_node("Add", ["x", "k%d" % (N - 1)], ["y"]))
+save("deep_const_chain.onnx", model(cn, [vi("x", F, (4,))], [vi("y", F, (4,))],
+                                    [numpy_helper.from_array(np.ones(4, np.float32), "c")]))
