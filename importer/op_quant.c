@@ -478,6 +478,24 @@ static int lower_convtranspose(imp_node *n) {
 
 /* ---------- MaxUnpool ---------- */
 
+/* Indices are flat positions in the default output shape `dflt`; with an
+ * explicit, larger output_shape each element keeps its coordinates, so
+ * unravel against `dflt` and ravel against `out`. */
+static ir_ref remap_indices(ir_graph *g, ir_ref idx, const ir_shape *dflt, const ir_shape *out) {
+  if (ir_shape_eq(dflt, out)) return idx;
+  ir_ref rem = idx, acc = IR_NONE;
+  int64_t ostride = 1;
+  for (int i = out->rank - 1; i >= 0; i--) {
+    ir_ref dim = ir_scalar(g, IR_I64, (double)dflt->d[i]);
+    ir_ref coord = ir_binary(g, IR_MOD, rem, dim);
+    rem = ir_binary(g, IR_IDIV, rem, dim);
+    ir_ref part = mul(g, coord, ir_scalar(g, IR_I64, (double)ostride));
+    acc = acc == IR_NONE ? part : add(g, acc, part);
+    ostride *= out->d[i];
+  }
+  return acc;
+}
+
 /* y[p] = sum over input positions j with I[j] == p of X[j], per (n, c)
  * plane: a compare of the indices against an iota of the flat output
  * position, reduced over the input positions. */
@@ -494,6 +512,7 @@ static int lower_maxunpool(imp_node *n) {
     return -1;
   ir_shape out = {.rank = xs.rank, .d = {xs.d[0], xs.d[1]}};
   for (int i = 0; i < nsp; i++) out.d[2 + i] = (xs.d[2 + i] - 1) * s[i] - pads[i] - pads[i + nsp] + k[i];
+  ir_shape dflt = out;
   if (imp_has_in(n, 2)) {
     int64_t v[IR_MAX_RANK];
     int cnt = imp_const_ints(n, 2, v, IR_MAX_RANK);
@@ -505,7 +524,7 @@ static int lower_maxunpool(imp_node *n) {
   for (int i = 0; i < nsp; i++) hin *= xs.d[2 + i], hout *= out.d[2 + i];
   ir_shape r = {.rank = 3, .d = {NC, 1, hin}};
   ir_ref xr = ir_view_reshape(g, x, r);
-  ir_ref ir = ir_view_reshape(g, ir_cast(g, idx, IR_I64), r);
+  ir_ref ir = ir_view_reshape(g, remap_indices(g, ir_cast(g, idx, IR_I64), &dflt, &out), r);
   ir_shape ps = {.rank = 3, .d = {NC, hout, 1}};
   ir_ref pos = ir_index(g, ps, (int64_t[]){hout, 1, 0}, 0);
   ir_ref hit = ir_where(g, ir_eq(g, ir, pos), xr, K(g, x, 0));
