@@ -48,7 +48,7 @@ static ir_shape unit_shape(int rank, int axis, int64_t len) {
 }
 
 /* Permutation of `rank` axes moving `axis` to the end. */
-__attribute__((unused)) static void perm_to_last(int rank, int axis, int *perm) {
+static void perm_to_last(int rank, int axis, int *perm) {
   int k = 0;
   for (int i = 0; i < rank; i++)
     if (i != axis) perm[k++] = i;
@@ -56,7 +56,7 @@ __attribute__((unused)) static void perm_to_last(int rank, int axis, int *perm) 
 }
 
 /* Indices as int64, negative values wrapped by adding `v`. */
-__attribute__((unused)) static ir_ref wrap_indices(imp_node *n, ir_ref idx, int64_t v) {
+static ir_ref wrap_indices(imp_node *n, ir_ref idx, int64_t v) {
   ir_graph *g = n->g;
   if (idx == IR_NONE) return IR_NONE;
   ir_dtype t = imp_dtype(n, idx);
@@ -507,6 +507,343 @@ static int lower_upsample(imp_node *n) {
   return resize_common(n, x, &o, sv, osz, NULL);
 }
 
+/* ------------------------------------------------------- one-hot select */
+
+/* SUM over `axis` (kept) of WHERE(hit, v, 0); bool values are reduced
+ * with MAX over a byte copy (an OR). */
+static ir_ref select_sum(imp_node *n, ir_ref hit, ir_ref v, int axis) {
+  ir_graph *g = n->g;
+  bool is_bool = dt(g, v) == IR_BOOL;
+  if (is_bool) v = ir_cast(g, v, IR_U8);
+  ir_ref picked = ir_where(g, hit, v, K(g, v, 0));
+  if (!is_bool) return ir_sum(g, picked, 1u << axis, true);
+  return ir_binary(g, IR_NEQ, ir_max_reduce(g, picked, 1u << axis, true), ir_scalar(g, IR_U8, 0));
+}
+
+/* Moves `axis` of x last and puts a unit axis in its place:
+ * [.., N@axis, ..] -> [.., 1@axis, .., N]. */
+static ir_ref axis_to_last(ir_graph *g, ir_ref x, int rank, int axis) {
+  int perm[IR_MAX_RANK];
+  perm_to_last(rank, axis, perm);
+  return ir_view_unsqueeze(g, ir_view_permute(g, x, perm), axis);
+}
+
+/* ReverseSequence: out[t, b] = x[t < L_b ? L_b - 1 - t : t, b], the source
+ * time picked by a one-hot over a trailing axis. */
+static int lower_reverse_sequence(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = in(n, 0), lens = in(n, 1);
+  if (x == IR_NONE || lens == IR_NONE) return -1;
+  ir_shape s = shape_of(n, x);
+  int r = s.rank;
+  if (r < 2 || r + 1 > IR_MAX_RANK) return imp_fail(n, "input rank must be >= 2");
+  if (imp_dtype(n, x) == IR_F16) return imp_fail(n, "float16 dtype not supported");
+  int ta = imp_axis(n, imp_attr_i(n, "time_axis", 0), r), ba = imp_axis(n, imp_attr_i(n, "batch_axis", 1), r);
+  if (ta < 0 || ba < 0 || ta == ba) return imp_fail(n, "invalid time_axis / batch_axis");
+  int64_t T = s.d[ta], B = s.d[ba];
+  ir_dtype lt = imp_dtype(n, lens);
+  if (lt != IR_I32 && lt != IR_I64) return imp_fail(n, "sequence_lens of type %s not supported", ir_dtype_name(lt));
+  ir_ref L = ir_view_reshape(g, ir_cast(g, lens, IR_I64), unit_shape(r, ba, B));
+  ir_ref t = ir_iota(g, unit_shape(r, ta, T), ta);
+  ir_ref rev = ir_sub(g, ir_binary(g, IR_ADD, L, ir_scalar(g, IR_I64, -1)), t);
+  ir_ref src = ir_view_unsqueeze(g, ir_where(g, ir_binary(g, IR_LT, t, L), rev, t), r);
+  ir_ref hit = ir_eq(g, ir_iota(g, unit_shape(r + 1, r, T), r), src);
+  ir_ref out = select_sum(n, hit, axis_to_last(g, x, r, ta), r);
+  return imp_set_out(n, 0, ir_view_squeeze(g, out, r));
+}
+
+/* ---------------------------------------------------------------- Scatter */
+
+typedef enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN } reduction;
+
+static bool parse_reduction(imp_node *n, reduction *red) {
+  const char *s = imp_attr_s(n, "reduction", "none");
+  static const char *names[] = {"none", "add", "mul", "max", "min"};
+  for (int i = 0; i < 5; i++)
+    if (!strcmp(s, names[i])) return *red = (reduction)i, true;
+  return imp_fail(n, "reduction '%s' is not supported", s), false;
+}
+
+/* Combines data (unit at `axis`) with the updates hit along `axis`:
+ * none replaces hit elements by the (single) update, the others fold all
+ * hitting updates into the data element. */
+static ir_ref scatter_combine(imp_node *n, ir_ref data, ir_ref hit, ir_ref upd, int axis, reduction red) {
+  ir_graph *g = n->g;
+  uint32_t ax = 1u << axis;
+  ir_dtype t = dt(g, data);
+  if (t == IR_F16) return imp_fail(n, "float16 dtype not supported"), IR_NONE;
+  if (t == IR_BOOL && red != RED_NONE) return imp_fail(n, "bool data needs reduction none"), IR_NONE;
+  ir_ref any = ir_binary(g, IR_NEQ, ir_max_reduce(g, ir_cast(g, hit, IR_U8), ax, true), ir_scalar(g, IR_U8, 0));
+  switch (red) {
+  case RED_NONE: return ir_where(g, any, select_sum(n, hit, upd, axis), data);
+  case RED_ADD: return ir_binary(g, IR_ADD, data, select_sum(n, hit, upd, axis));
+  case RED_MUL: return ir_binary(g, IR_MUL, data, ir_prod(g, ir_where(g, hit, upd, K(g, upd, 1)), ax, true));
+  case RED_MAX: {
+    ir_ref m = ir_max_reduce(g, ir_where(g, hit, upd, K(g, upd, ir_dtype_lowest(t))), ax, true);
+    return ir_where(g, any, ir_binary(g, IR_MAX, data, m), data);
+  }
+  case RED_MIN: {
+    ir_ref m = ir_min_reduce(g, ir_where(g, hit, upd, K(g, upd, ir_dtype_highest(t))), ax, true);
+    return ir_where(g, any, ir_min(g, data, m), data);
+  }
+  }
+  return IR_NONE;
+}
+
+/* Iteration space D ++ [J], J the indices' extent along the axis; indices
+ * and updates are padded to D on the other axes (index -1: no hit). */
+static int lower_scatter_elements(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref data = in(n, 0), idx = in(n, 1), upd = in(n, 2);
+  if (data == IR_NONE || idx == IR_NONE || upd == IR_NONE) return -1;
+  ir_shape ds = shape_of(n, data), is = shape_of(n, idx);
+  int r = ds.rank;
+  if (r < 1 || is.rank != r || !ir_shape_eq(&is, imp_shape(n, upd)))
+    return imp_fail(n, "data, indices and updates must have the same rank");
+  if (r + 1 > IR_MAX_RANK) return imp_fail(n, "rank too high");
+  int a = imp_axis(n, imp_attr_i(n, "axis", 0), r);
+  reduction red = RED_NONE;
+  if (a < 0 || !parse_reduction(n, &red)) return -1;
+  int64_t pb[IR_MAX_RANK] = {0}, pa[IR_MAX_RANK] = {0};
+  for (int i = 0; i < r; i++) {
+    if (i != a && is.d[i] > ds.d[i]) return imp_fail(n, "indices larger than data on axis %d", i);
+    pa[i] = i == a ? 0 : ds.d[i] - is.d[i];
+  }
+  ir_ref w = ir_view_pad(g, wrap_indices(n, idx, ds.d[a]), pb, pa, -1.0);
+  ir_ref u = ir_view_pad(g, upd, pb, pa, 0.0);
+  ir_ref hit = ir_eq(g, ir_iota(g, unit_shape(r + 1, a, ds.d[a]), a), axis_to_last(g, w, r, a));
+  ir_ref out = scatter_combine(n, ir_view_unsqueeze(g, data, r), hit, axis_to_last(g, u, r, a), r, red);
+  return imp_set_out(n, 0, ir_view_squeeze(g, out, r));
+}
+
+/* The k indexed axes of data become one axis of V = their product and the
+ * index tuples flat offsets into it; iteration space [V, M] ++ D[k:] with
+ * M the number of index tuples, reduced over M. */
+static int lower_scatter_nd(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref data = in(n, 0), idx = in(n, 1), upd = in(n, 2);
+  if (data == IR_NONE || idx == IR_NONE || upd == IR_NONE) return -1;
+  ir_shape ds = shape_of(n, data), is = shape_of(n, idx);
+  int r = ds.rank, q = is.rank;
+  reduction red = RED_NONE;
+  if (!parse_reduction(n, &red)) return -1;
+  if (q < 1) return imp_fail(n, "indices must have rank >= 1");
+  int k = (int)is.d[q - 1];
+  if (k < 1 || k > r) return imp_fail(n, "index tuples of length %d do not fit rank %d", k, r);
+  int rank = 2 + r - k;
+  if (rank > IR_MAX_RANK) return imp_fail(n, "rank too high");
+  int64_t M = 1, V = 1;
+  for (int i = 0; i < q - 1; i++) M *= is.d[i];
+  int64_t st[IR_MAX_RANK], sp[IR_MAX_RANK], ln[IR_MAX_RANK];
+  for (int i = 0; i < q; i++) st[i] = 0, sp[i] = 1, ln[i] = is.d[i];
+  ln[q - 1] = 1;
+  ir_ref flat = IR_NONE;
+  for (int m = k - 1; m >= 0; m--) {
+    st[q - 1] = m;
+    ir_ref c = wrap_indices(n, ir_view_slice(g, idx, st, sp, ln), ds.d[m]);
+    c = ir_binary(g, IR_MUL, c, ir_scalar(g, IR_I64, (double)V));
+    flat = flat == IR_NONE ? c : ir_binary(g, IR_ADD, flat, c);
+    V *= ds.d[m];
+  }
+  ir_shape dv = {.rank = rank}, fv = {.rank = rank}, uv = {.rank = rank};
+  for (int i = 0; i < rank; i++) {
+    int64_t rest = i >= 2 ? ds.d[k + i - 2] : 1;
+    dv.d[i] = i == 0 ? V : rest;
+    fv.d[i] = i == 1 ? M : 1;
+    uv.d[i] = i == 0 ? 1 : i == 1 ? M : rest;
+  }
+  if (ir_shape_numel(imp_shape(n, upd)) != ir_shape_numel(&uv)) return imp_fail(n, "updates have the wrong shape");
+  ir_ref hit = ir_eq(g, ir_iota(g, unit_shape(rank, 0, V), 0), ir_view_reshape(g, flat, fv));
+  ir_ref out = scatter_combine(n, ir_view_reshape(g, data, dv), hit, ir_view_reshape(g, upd, uv), 1, red);
+  return imp_set_out(n, 0, ir_view_reshape(g, out, ds));
+}
+
+/* ------------------------------------------------------------------- TopK */
+
+/* rank_i = #{j : x_j before x_i} with "before" = larger (smaller) value,
+ * ties by lower index; output slot r takes the element of rank r. */
+static int lower_topk(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = in(n, 0);
+  if (x == IR_NONE) return -1;
+  ir_shape s = shape_of(n, x);
+  int r = s.rank;
+  if (r < 1 || r + 1 > IR_MAX_RANK) return imp_fail(n, "input rank must be >= 1");
+  ir_dtype t = imp_dtype(n, x);
+  if (t == IR_F16 || t == IR_BOOL) return imp_fail(n, "dtype %s not supported", ir_dtype_name(t));
+  int a = imp_axis(n, imp_attr_i(n, "axis", -1), r);
+  if (a < 0) return -1;
+  int64_t kk;
+  if (n->opset < 10) kk = imp_attr_i(n, "k", -1);
+  else if (imp_const_ints(n, 1, &kk, 1) != 1) return imp_fail(n, "k must be a compile-time constant");
+  int64_t N = s.d[a];
+  if (kk < 0 || kk > N) return imp_fail(n, "k=%lld out of range", (long long)kk);
+  bool largest = imp_attr_i(n, "largest", 1) != 0;
+  ir_ref xi = ir_view_unsqueeze(g, x, r), xj = axis_to_last(g, x, r, a);
+  ir_ref ii = ir_iota(g, unit_shape(r + 1, a, N), a), jj = ir_iota(g, unit_shape(r + 1, r, N), r);
+  ir_ref better = largest ? ir_gt(g, xj, xi) : ir_binary(g, IR_LT, xj, xi);
+  ir_ref tie = ir_binary(g, IR_AND, ir_eq(g, xj, xi), ir_binary(g, IR_LT, jj, ii));
+  ir_ref before = ir_cast(g, ir_binary(g, IR_OR, better, tie), IR_I64);
+  ir_ref rank = ir_sum(g, before, 1u << r, false);
+  ir_ref slot = ir_iota(g, unit_shape(r + 1, a, kk), a);
+  ir_ref hit = ir_eq(g, slot, axis_to_last(g, rank, r, a));
+  ir_ref vals = ir_view_squeeze(g, select_sum(n, hit, xj, r), r);
+  ir_ref idxs = ir_view_squeeze(g, select_sum(n, hit, jj, r), r);
+  if (imp_set_out(n, 0, vals) < 0) return -1;
+  return imp_has_out(n, 1) ? imp_set_out(n, 1, idxs) : 0;
+}
+
+/* ----------------------------------------------------------------- Einsum */
+
+#define EIN_LABELS 64
+#define EIN_ELL 52
+
+/* Label code of a subscript letter: 'A'..'Z' -> 0..25, 'a'..'z' -> 26..51
+ * (ASCII order, as the implicit output sorts them). */
+static int ein_code(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return 26 + c - 'a';
+  return -1;
+}
+
+/* Parses one term into label codes; "..." expands to the `nell` trailing
+ * ellipsis codes of the `maxell` in the equation (-1 nell: count them from
+ * `rank`). Returns the label count or -1. */
+static int ein_term(const char *p, size_t len, int rank, int maxell, int *codes, int *nell_out) {
+  int letters = 0;
+  bool ell = false;
+  for (size_t i = 0; i < len; i++)
+    if (p[i] == '.') ell = true;
+    else if (ein_code(p[i]) >= 0) letters++;
+    else return -1;
+  int nell = ell ? (rank >= 0 ? rank - letters : maxell) : 0;
+  if (nell < 0 || (rank >= 0 && !ell && letters != rank)) return -1;
+  if (nell_out) *nell_out = nell;
+  int k = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (p[i] == '.') {
+      if (i + 2 >= len || p[i + 1] != '.' || p[i + 2] != '.') return -1;
+      for (int e = 0; e < nell; e++) codes[k++] = EIN_ELL + maxell - nell + e;
+      i += 2;
+    } else codes[k++] = ein_code(p[i]);
+  }
+  return k;
+}
+
+/* Removes repeated labels of one operand by taking the diagonal:
+ * WHERE(iota_p == iota_q, x, 0) summed over q. */
+static ir_ref ein_diagonal(imp_node *n, ir_ref x, int *codes, int *cnt) {
+  ir_graph *g = n->g;
+  for (int p = 0; p < *cnt; p++)
+    for (int q = p + 1; q < *cnt; q++) {
+      if (codes[p] != codes[q]) continue;
+      ir_shape s = shape_of(n, x);
+      if (s.d[p] != s.d[q]) return imp_fail(n, "repeated label with different sizes"), IR_NONE;
+      ir_shape u = unit_shape(s.rank, p, s.d[p]);
+      u.d[q] = s.d[q];
+      ir_ref hit = ir_eq(g, ir_iota(g, u, p), ir_iota(g, u, q));
+      x = ir_view_squeeze(g, select_sum(n, hit, x, q), q);
+      for (int k = q; k + 1 < *cnt; k++) codes[k] = codes[k + 1];
+      (*cnt)--, q--;
+      if (x == IR_NONE) return IR_NONE;
+    }
+  return x;
+}
+
+/* Einsum: every operand is diagonalised, permuted to the global label
+ * order (output labels first) and broadcast; their product is summed over
+ * the contracted labels. */
+static int lower_einsum(imp_node *n) {
+  ir_graph *g = n->g;
+  const char *eq0 = imp_attr_s(n, "equation", "");
+  char eq[256];
+  size_t el = 0;
+  for (const char *c = eq0; *c && el + 1 < sizeof eq; c++)
+    if (*c != ' ') eq[el++] = *c;
+  eq[el] = 0;
+  int nin = imp_nin(n);
+  if (nin < 1 || nin > 16) return imp_fail(n, "unsupported operand count %d", nin);
+  const char *arrow = strstr(eq, "->");
+  size_t lhs_len = arrow ? (size_t)(arrow - eq) : el;
+  ir_ref ops[16];
+  int codes[16][IR_MAX_RANK + 4], cnt[16], maxell = 0, nell[16];
+  const char *p = eq;
+  for (int i = 0; i < nin; i++) {
+    const char *end = memchr(p, ',', lhs_len - (size_t)(p - eq));
+    size_t len = end ? (size_t)(end - p) : lhs_len - (size_t)(p - eq);
+    if ((i + 1 < nin) != (end != NULL)) return imp_fail(n, "equation '%s' does not match %d inputs", eq0, nin);
+    if ((ops[i] = in(n, i)) == IR_NONE) return -1;
+    int rank = shape_of(n, ops[i]).rank;
+    if (len > IR_MAX_RANK + 3) return imp_fail(n, "term too long");
+    if ((cnt[i] = ein_term(p, len, rank, 0, codes[i], &nell[i])) < 0)
+      return imp_fail(n, "cannot parse term %d of '%s'", i, eq0);
+    if (nell[i] > maxell) maxell = nell[i];
+    p = end ? end + 1 : p + len;
+  }
+  /* re-parse with the common ellipsis count so codes are right-aligned */
+  p = eq;
+  for (int i = 0; i < nin; i++) {
+    const char *end = memchr(p, ',', lhs_len - (size_t)(p - eq));
+    size_t len = end ? (size_t)(end - p) : lhs_len - (size_t)(p - eq);
+    ein_term(p, len, shape_of(n, ops[i]).rank, maxell, codes[i], NULL);
+    p = end ? end + 1 : p + len;
+  }
+  int out[EIN_LABELS], nout = 0, seen[EIN_LABELS] = {0};
+  for (int i = 0; i < nin; i++)
+    for (int k = 0; k < cnt[i]; k++) seen[codes[i][k]]++;
+  if (arrow) {
+    const char *o = arrow + 2;
+    if (strlen(o) > IR_MAX_RANK + 3) return imp_fail(n, "output term too long");
+    if ((nout = ein_term(o, strlen(o), -1, maxell, out, NULL)) < 0) return imp_fail(n, "cannot parse output of '%s'", eq0);
+  } else {
+    for (int e = 0; e < maxell; e++) out[nout++] = EIN_ELL + e;
+    for (int c = 0; c < EIN_ELL; c++)
+      if (seen[c] == 1) out[nout++] = c;
+  }
+  /* global order: output labels, then the contracted ones */
+  int pos[EIN_LABELS], R = 0;
+  int64_t size[EIN_LABELS];
+  for (int c = 0; c < EIN_LABELS; c++) pos[c] = -1, size[c] = 1;
+  for (int k = 0; k < nout; k++) {
+    if (pos[out[k]] >= 0 || !seen[out[k]]) return imp_fail(n, "bad output label in '%s'", eq0);
+    pos[out[k]] = R++;
+  }
+  for (int i = 0; i < nin; i++)
+    for (int k = 0; k < cnt[i]; k++)
+      if (pos[codes[i][k]] < 0) pos[codes[i][k]] = R++;
+  if (R > IR_MAX_RANK) return imp_fail(n, "too many labels (%d)", R);
+  ir_ref prod = IR_NONE;
+  for (int i = 0; i < nin; i++) {
+    if (imp_dtype(n, ops[i]) == IR_F16) return imp_fail(n, "float16 dtype not supported");
+    ir_ref x = ein_diagonal(n, ops[i], codes[i], &cnt[i]);
+    if (x == IR_NONE) return -1;
+    ir_shape s = shape_of(n, x);
+    int perm[IR_MAX_RANK], c = 0;
+    for (int gp = 0; gp < R; gp++)
+      for (int k = 0; k < cnt[i]; k++)
+        if (pos[codes[i][k]] == gp) perm[c++] = k;
+    ir_shape full = {.rank = R};
+    for (int gp = 0; gp < R; gp++) full.d[gp] = 1;
+    for (int k = 0; k < cnt[i]; k++) {
+      full.d[pos[codes[i][k]]] = s.d[k];
+      if (s.d[k] != 1) {
+        if (size[codes[i][k]] != 1 && size[codes[i][k]] != s.d[k]) return imp_fail(n, "label sizes differ");
+        size[codes[i][k]] = s.d[k];
+      }
+    }
+    x = ir_view_reshape(g, ir_view_permute(g, x, perm), full);
+    prod = prod == IR_NONE ? x : ir_binary(g, IR_MUL, prod, x);
+  }
+  uint32_t axes = 0;
+  for (int k = nout; k < R; k++) axes |= 1u << k;
+  ir_ref r = axes ? ir_sum(g, prod, axes, false) : prod;
+  /* output labels of size 1 in every operand but broadcast elsewhere */
+  ir_shape os = {.rank = nout};
+  for (int k = 0; k < nout; k++) os.d[k] = size[out[k]];
+  r = ir_view_expand(g, r, os);
+  return imp_set_out(n, 0, nin == 1 && !axes ? ir_move(g, r) : r);
+}
+
 const imp_op_entry imp_ops_extra[] = {
     {"ThresholdedRelu", lower_thresholded_relu},
     {"Shrink", lower_shrink},
@@ -521,5 +858,11 @@ const imp_op_entry imp_ops_extra[] = {
     {"BlackmanWindow", lower_blackman},
     {"Resize", lower_resize},
     {"Upsample", lower_upsample},
+    {"ReverseSequence", lower_reverse_sequence},
+    {"ScatterElements", lower_scatter_elements},
+    {"Scatter", lower_scatter_elements},
+    {"ScatterND", lower_scatter_nd},
+    {"TopK", lower_topk},
+    {"Einsum", lower_einsum},
     {NULL, NULL},
 };

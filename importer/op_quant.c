@@ -98,8 +98,16 @@ static ir_ref along(ir_graph *g, ir_ref v, int rank, int axis) {
 /* Reshapes a 1-D scale / zero point of more than one element to broadcast
  * along the `axis` attribute of x; scalars are left as they are. */
 static int per_axis(imp_node *n, ir_ref x, ir_ref *s, ir_ref *zp) {
-  if (ir_shape_numel(imp_shape(n, *s)) <= 1 && shape_of(n->g, *s).rank <= 1) return 0;
   int rank = shape_of(n->g, x).rank;
+  if (ir_shape_numel(imp_shape(n, *s)) <= 1 && shape_of(n->g, *s).rank <= 1) {
+    /* a [1] scale must not turn a scalar x into a [1] result */
+    ir_shape sc = {0};
+    if (rank == 0) {
+      *s = ir_view_reshape(n->g, *s, sc);
+      if (*zp != IR_NONE) *zp = ir_view_reshape(n->g, *zp, sc);
+    }
+    return 0;
+  }
   int axis = imp_axis(n, imp_attr_i(n, "axis", 1), rank);
   if (axis < 0) return -1;
   *s = along(n->g, *s, rank, axis), *zp = along(n->g, *zp, rank, axis);
@@ -785,21 +793,15 @@ static ir_ref dft_last(ir_graph *g, ir_ref x, int64_t L, int64_t nk, bool invers
   else if (nin < L) x = pad_crop(g, x, ax, 0, L - nin);
   ir_ref xr = ir_view_squeeze(g, take(g, x, ax + 1, 0, 1), ax + 1);
   ir_ref xi = s.d[ax + 1] == 2 ? ir_view_squeeze(g, take(g, x, ax + 1, 1, 1), ax + 1) : IR_NONE;
-  /* move the transform axis last so that x @ M works: [..., L] */
+  /* (xr + i xi) e^{-+i theta}: forward uses -sin, inverse +sin (and 1/L) */
   ir_ref cs = twiddle(g, L, nk, true), sn = twiddle(g, L, nk, false);
-  ir_ref re = ir_matmul(g, xr, cs), im = ir_unary(g, IR_NEG, ir_matmul(g, xr, sn));
+  if (!inverse) sn = ir_unary(g, IR_NEG, sn);
+  ir_ref re = ir_matmul(g, xr, cs), im = ir_matmul(g, xr, sn);
   if (xi != IR_NONE) {
-    re = add(g, re, ir_matmul(g, xi, sn));
+    re = ir_sub(g, re, ir_matmul(g, xi, sn));
     im = add(g, im, ir_matmul(g, xi, cs));
   }
   if (inverse) {
-    if (xi != IR_NONE) {
-      /* conj trick: e^{+i} = conj of the forward terms for the sin parts */
-      re = ir_sub(g, ir_matmul(g, xr, cs), ir_matmul(g, xi, sn));
-      im = add(g, ir_matmul(g, xr, sn), ir_matmul(g, xi, cs));
-    } else {
-      im = ir_unary(g, IR_NEG, im);
-    }
     ir_ref inv = ir_scalar(g, IR_F64, 1.0 / (double)L);
     re = mul(g, re, inv), im = mul(g, im, inv);
   }
