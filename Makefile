@@ -30,8 +30,11 @@ test-asan:
 demo: deps all
 	@scripts/demo.sh $(BUILD)/onnx2c-caten $(DEMO_MODEL)
 
+# Performance: machine peaks, Gather/embedding, LLaMA vs onnxruntime-node
+# (bench/README.md). `make bench BENCH=all` adds the slow base-size models;
+# ONNX2C_BENCH_MODELS=tiny,small,base128,base1 picks rows.
 bench: deps all
-	@echo "make bench: not implemented yet (see issue 7)"; exit 1
+	@BENCH="$(BENCH)" ONNX2C_BENCH_MODELS="$(ONNX2C_BENCH_MODELS)" bench/run.sh $(BUILD)/onnx2c-caten
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
@@ -46,7 +49,7 @@ FUZZ_FLAGS ?= -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -max_len=6553
 .PHONY: fuzz
 fuzz:
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DONNX2C_SANITIZE=ON -DONNX2C_NODE_TESTS=OFF \
-	  -DONNX2C_FUZZ=ON -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link -Wno-unknown-warning-option" >/dev/null
+	  -DONNX2C_FUZZ=ON -DCMAKE_C_COMPILER_LAUNCHER=$(CURDIR)/fuzz/cc_noerror.sh -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link -Wno-unknown-warning-option" >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzz_compile
 	@mkdir -p fuzz/corpus fuzz/seeds
 	@fuzz/make_seeds.sh fuzz/seeds

@@ -86,7 +86,13 @@ static void render_buffer_read(cg_kernel *c, cg_buf *o, ir_ref r, char *const *i
 
 /* The index of an indexed view, bound to a local and checked against its
  * bound: out of range returns the error status instead of reading. */
-static const char *render_index(cg_kernel *c, const ir_node *n, char *const *idx) {
+static const char *render_index(cg_kernel *c, ir_ref r, char *const *idx) {
+  const ir_node *n = ir_node_get(c->p->g, r);
+  int h = sched_gather_of(c->k, r);
+  if (h >= 0) {
+    snprintf(c->index_name, sizeof c->index_name, "g%d", h);
+    return c->index_name;
+  }
   cg_buf e = {0};
   render_value(c, &e, n->src[1], idx, false);
   int var = c->nvars++;
@@ -98,7 +104,8 @@ static const char *render_index(cg_kernel *c, const ir_node *n, char *const *idx
   return c->index_name;
 }
 
-static void render_view(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *idx) {
+static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
+  const ir_node *n = ir_node_get(c->p->g, r);
   const ir_node *src = ir_node_get(c->p->g, n->src[0]);
   if (n->view.masked) {
     cg_printf(o, "((");
@@ -117,7 +124,7 @@ static void render_view(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *
   } else {
     cg_printf(o, "b%d[", cg_kernel_arg(c, c->p->buf_of[n->src[0]]));
     render_address(o, n->view.offset, n->view.stride, &n->shape, idx);
-    if (n->view.gather) cg_printf(o, " + %lld * %s", (long long)n->view.gstride, render_index(c, n, idx));
+    if (n->view.gather) cg_printf(o, " + %lld * %s", (long long)n->view.gstride, render_index(c, r, idx));
     cg_printf(o, "]");
   }
   if (n->view.masked) {
@@ -125,6 +132,11 @@ static void render_view(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *
     literal(o, n->dtype, n->view.pad_value, (int64_t)n->view.pad_value);
     cg_printf(o, ")");
   }
+}
+
+/* The unsigned type integer arithmetic of `t` is done in. */
+static const char *wide_unsigned(ir_dtype t) {
+  return ir_dtype_size(t) == 8 ? "uint64_t" : "uint32_t";
 }
 
 static const char *fsuffix(ir_dtype t) {
@@ -138,7 +150,10 @@ static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *id
   for (int k = 0; k < n->nsrc; k++) render_value(c, &a[k], n->src[k], idx, false);
   bool fl = ir_dtype_is_float(st);
   switch (n->op) {
-  case IR_NEG: cg_printf(o, "((%s)-%s)", T, a[0].s); break;
+  case IR_NEG:
+    if (fl) cg_printf(o, "((%s)-%s)", T, a[0].s);
+    else cg_printf(o, "((%s)(0u - (%s)%s))", T, wide_unsigned(n->dtype), a[0].s);
+    break;
   case IR_RECIP: cg_printf(o, "(1.0%s / %s)", fsuffix(n->dtype), a[0].s); break;
   case IR_SQRT: cg_printf(o, "sqrt%s(%s)", fsuffix(n->dtype), a[0].s); break;
   case IR_EXP2: cg_printf(o, "exp2%s(%s)", fsuffix(n->dtype), a[0].s); break;
@@ -152,8 +167,13 @@ static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *id
           cg_need_cast(c->out, st, n->dtype);
     else cg_printf(o, "((%s)%s)", T, a[0].s);
     break;
-  case IR_ADD: cg_printf(o, "((%s)(%s + %s))", T, a[0].s, a[1].s); break;
-  case IR_MUL: cg_printf(o, "((%s)(%s * %s))", T, a[0].s, a[1].s); break;
+  case IR_ADD:
+  case IR_MUL:
+    /* integers wrap: computed unsigned, so no promotion to int can overflow */
+    if (fl || n->dtype == IR_BOOL) cg_printf(o, "((%s)(%s %s %s))", T, a[0].s, n->op == IR_ADD ? "+" : "*", a[1].s);
+    else cg_printf(o, "((%s)((%s)%s %s (%s)%s))", T, wide_unsigned(n->dtype), a[0].s, n->op == IR_ADD ? "+" : "*",
+                   wide_unsigned(n->dtype), a[1].s);
+    break;
   case IR_MAX:
     cg_printf(o, "max_%s(%s, %s)", ir_dtype_name(n->dtype), a[0].s, a[1].s);
     cg_need_helper(c->out, n->dtype);
@@ -234,7 +254,7 @@ static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bo
     cg_printf(o, ")");
     return;
   }
-  case IR_VIEW: render_view(c, o, n, idx); return;
+  case IR_VIEW: render_view(c, o, r, idx); return;
   case IR_MOVE: render_value(c, o, n->src[0], idx, false); return;
   default: render_op(c, o, n, idx);
   }
@@ -272,7 +292,16 @@ static void render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *con
   cg_buf v = {0}, line = {0};
   statement_begin(c);
   c->depth++;
-  if (kind == SCHED_STMT_INIT) {
+  if (kind == SCHED_STMT_INDEX) {
+    const ir_node *gv = ir_node_get(c->p->g, c->k->gathers[stage]);
+    char *gidx[IR_MAX_RANK];
+    for (int j = 0; j < gv->shape.rank; j++)
+      gidx[j] = c->k->gather_ids[stage][j] >= 0 ? space_idx[c->k->gather_ids[stage][j]] : "0";
+    render_value(c, &v, gv->src[1], gidx, false);
+    cg_printf(&line, "g%d = (int64_t)%s;\n%*sif (g%d < 0 || g%d >= %lld) return 1;", stage, v.s, 2 * c->depth, "",
+              stage, stage, (long long)gv->view.gbound);
+    c->has_index = true;
+  } else if (kind == SCHED_STMT_INIT) {
     init_literal(&v, ir_node_get(c->p->g, c->k->stages[stage]));
     cg_printf(&line, "acc%d = %s;", stage, v.s);
   } else if (kind == SCHED_STMT_UPDATE) {
@@ -282,8 +311,11 @@ static void render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *con
       cg_printf(&line, "acc%d = max_%s(acc%d, %s);", stage, ir_dtype_name(r->dtype), stage, v.s);
       cg_need_helper(c->out, r->dtype);
     } else {
-      cg_printf(&line, "acc%d = (%s)(acc%d %s %s);", stage, cg_ctype(r->dtype), stage,
-                r->op == IR_ADD ? "+" : "*", v.s);
+      if (ir_dtype_is_float(r->dtype))
+        cg_printf(&line, "acc%d = (%s)(acc%d %s %s);", stage, cg_ctype(r->dtype), stage, r->op == IR_ADD ? "+" : "*", v.s);
+      else
+        cg_printf(&line, "acc%d = (%s)((%s)acc%d %s (%s)%s);", stage, cg_ctype(r->dtype), wide_unsigned(r->dtype),
+                  stage, r->op == IR_ADD ? "+" : "*", wide_unsigned(r->dtype), v.s);
     }
   } else {
     char *ridx[IR_MAX_RANK];
@@ -391,6 +423,7 @@ static void print_user(cg_kernel *c, isl_ast_node *node) {
   isl_ast_expr_free(fn);
   /* domain dimensions -> axes of the iteration space */
   bool all = kind == SCHED_STMT_UPDATE || (kind == SCHED_STMT_FINAL && c->k->final_full);
+  /* X<i>, I<i> and F over the outer axes take the outer axes as arguments */
   const int *ax = all ? c->k->axes : c->k->outer;
   int nax = all ? c->k->naxes : c->k->nouter;
   char *idx[IR_MAX_RANK];
@@ -476,6 +509,7 @@ int cg_kernel_body(cg_kernel *c) {
   c->depth = 1;
   for (int i = 0; i < c->k->nstages; i++)
     cg_line(c->body, 1, "%s acc%d;", cg_ctype(ir_node_get(c->p->g, c->k->stages[i])->dtype), i);
+  for (int i = 0; i < c->k->ngathers; i++) cg_line(c->body, 1, "int64_t g%d;", i);
   print_node(c, c->k->ast);
   statement_begin(c);
   free(c->memo);

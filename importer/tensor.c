@@ -2,10 +2,43 @@
  * external data files next to the model. */
 #include "importer_impl.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* The most memory one tensor of the model may need: the machine's RAM
+ * (sysconf), or ONNX2C_MEM_LIMIT bytes when set. Larger values are refused
+ * before anything is allocated. Declared in load.c, which also uses it. */
+size_t imp_mem_limit(void);
+size_t imp_mem_limit(void) {
+  static size_t limit;
+  if (!limit) {
+    const char *env = getenv("ONNX2C_MEM_LIMIT");
+    char *end;
+    unsigned long long v = env && *env ? strtoull(env, &end, 10) : 0;
+    if (v && !*end) {
+      limit = (size_t)v;
+    } else {
+      long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+      limit = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)1 << 32;
+    }
+  }
+  return limit;
+}
+
+/* A whole decimal number in 0..INT64_MAX, nothing else. */
+static bool parse_nonneg(const char *s, long long *v) {
+  char *end;
+  if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return false;
+  errno = 0;
+  long long x = strtoll(s, &end, 10);
+  if (errno || *end || x < 0) return false;
+  *v = x;
+  return true;
+}
 
 int imp_dtype_from_onnx(int t) {
   switch (t) {
@@ -54,8 +87,10 @@ static int read_external(const Onnx__TensorProto *t, const char *base_dir, void 
     const Onnx__StringStringEntryProto *e = t->external_data[i];
     if (!e->key || !e->value) continue;
     if (!strcmp(e->key, "location")) loc = e->value;
-    else if (!strcmp(e->key, "offset")) off = strtoll(e->value, NULL, 10);
-    else if (!strcmp(e->key, "length")) len = strtoll(e->value, NULL, 10);
+    else if ((!strcmp(e->key, "offset") && !parse_nonneg(e->value, &off)) ||
+             (!strcmp(e->key, "length") && !parse_nonneg(e->value, &len)))
+      return snprintf(err, n, "tensor '%s': external data %s '%s' is not a valid number", t->name ? t->name : "",
+                      e->key, e->value), -1;
   }
   if (!base_dir) return snprintf(err, n, "tensor '%s': external data is not allowed here", t->name ? t->name : ""), -1;
   if (!loc || !*loc || loc[0] == '/' || strstr(loc, ".."))
@@ -96,19 +131,18 @@ int imp_tensor_from_proto(const Onnx__TensorProto *t, const char *base_dir, imp_
     numel *= (uint64_t)s.d[i];
   }
   size_t es = ir_dtype_size((ir_dtype)dt);
-  if (numel > SIZE_MAX / 16 || numel * es > ((size_t)1 << 40))
-    return snprintf(err, n, "tensor '%s': %llu elements is too large", name, (unsigned long long)numel), -1;
+  if (numel > SIZE_MAX / 16 || numel * es > imp_mem_limit())
+    return snprintf(err, n, "tensor '%s': %llu elements is more than the memory limit (%zu bytes)", name,
+                    (unsigned long long)numel, imp_mem_limit()), -1;
   size_t bytes = (size_t)numel * es;
-  void *data = calloc(1, bytes ? bytes : 1);
-  if (!data) return snprintf(err, n, "tensor '%s': out of memory for %zu bytes", name, bytes), -1;
-  int rc = 0;
-  size_t have;
-  if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-    rc = read_external(t, base_dir, data, bytes, err, n);
+  bool external = t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  size_t have = 0;
+  /* Sizes are checked before the allocation: a header must not make us
+   * allocate what the file does not hold. */
+  if (external) {
   } else if (t->has_raw_data) {
     if (t->raw_data.len != bytes)
-      rc = (snprintf(err, n, "tensor '%s': raw_data has %zu bytes, its dims need %zu", name, t->raw_data.len, bytes), -1);
-    else if (bytes) memcpy(data, t->raw_data.data, bytes);
+      return snprintf(err, n, "tensor '%s': raw_data has %zu bytes, its dims need %zu", name, t->raw_data.len, bytes), -1;
   } else {
     switch (dt) {
     case IR_F32: have = t->n_float_data; break;
@@ -117,9 +151,18 @@ int imp_tensor_from_proto(const Onnx__TensorProto *t, const char *base_dir, imp_
     case IR_U32: case IR_U64: have = t->n_uint64_data; break;
     default: have = t->n_int32_data; break;
     }
-    if (have != numel) {
-      rc = (snprintf(err, n, "tensor '%s': has %zu values, its dims need %llu", name, have, (unsigned long long)numel), -1);
-    } else {
+    if (have != numel)
+      return snprintf(err, n, "tensor '%s': has %zu values, its dims need %llu", name, have, (unsigned long long)numel), -1;
+  }
+  void *data = calloc(1, bytes ? bytes : 1);
+  if (!data) return snprintf(err, n, "tensor '%s': out of memory for %zu bytes", name, bytes), -1;
+  int rc = 0;
+  if (external) {
+    rc = read_external(t, base_dir, data, bytes, err, n);
+  } else if (t->has_raw_data) {
+    if (bytes) memcpy(data, t->raw_data.data, bytes);
+  } else {
+    {
       for (size_t i = 0; i < numel; i++) switch (dt) {
         case IR_F32: ((float *)data)[i] = t->float_data[i]; break;
         case IR_F64: ((double *)data)[i] = t->double_data[i]; break;

@@ -103,6 +103,88 @@ static bool trace_ok(fuse_ctx *f, const sched_kernel *k, ir_ref x, const int *id
   return ok;
 }
 
+/* The space axes the value of inline node `x` depends on (a bit set). */
+static uint32_t deps_of(fuse_ctx *f, const sched_kernel *k, ir_ref x, const int *ids) {
+  const ir_node *n = ir_node_get(f->p->g, x);
+  uint32_t d = 0;
+  bool buffer = f->mat[x] || stage_index(k->stages, k->nstages, x) >= 0;
+  if (buffer || n->op == IR_INDEX_COMPONENTS || (n->op == IR_VIEW && (f->mat[n->src[0]] || n->view.gather))) {
+    for (int j = 0; j < n->shape.rank; j++) {
+      bool varies = n->shape.d[j] != 1;
+      if (!buffer && n->op == IR_INDEX_COMPONENTS) varies &= n->coef[j] != 0;
+      if (!buffer && n->op == IR_VIEW) varies &= n->view.stride[j] != 0 || n->view.lo[j] > 0 || n->view.hi[j] < n->shape.d[j];
+      if (varies && ids[j] >= 0) d |= 1u << ids[j];
+    }
+    if (!buffer && n->op == IR_VIEW && n->view.gather) d |= deps_of(f, k, n->src[1], ids);
+    return d;
+  }
+  if (n->op == IR_VIEW) {
+    const ir_node *s = ir_node_get(f->p->g, n->src[0]);
+    int map[IR_MAX_RANK], sids[IR_MAX_RANK];
+    if (s->op == IR_LOAD || !ir_view_broadcast_map(&n->view, &s->shape, map)) return 0;
+    for (int j = 0; j < s->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
+    return deps_of(f, k, n->src[0], sids);
+  }
+  for (int i = 0; i < n->nsrc; i++) d |= deps_of(f, k, n->src[i], ids);
+  return d;
+}
+
+/* Collects the inline gather views below `x` (with the space axis of each
+ * of their axes); false when one is reached in two different ways. */
+static bool find_gathers(fuse_ctx *f, sched_kernel *k, ir_ref x, const int *ids, bool top) {
+  const ir_node *n = ir_node_get(f->p->g, x);
+  if (!top && (f->mat[x] || stage_index(k->stages, k->nstages, x) >= 0)) return true;
+  if (top && n->reduce) return true;
+  if (n->op == IR_VIEW && n->view.gather) {
+    for (int i = 0; i < k->ngathers; i++)
+      if (k->gathers[i] == x) return !memcmp(k->gather_ids[i], ids, sizeof k->gather_ids[i]);
+    if (k->ngathers == SCHED_MAX_STAGES) return false;
+    k->gathers[k->ngathers] = x;
+    memcpy(k->gather_ids[k->ngathers++], ids, sizeof k->gather_ids[0]);
+    return find_gathers(f, k, n->src[1], ids, false);
+  }
+  if (n->op == IR_VIEW) {
+    const ir_node *s = ir_node_get(f->p->g, n->src[0]);
+    int map[IR_MAX_RANK], sids[IR_MAX_RANK];
+    if (f->mat[n->src[0]] || s->op == IR_LOAD || !ir_view_broadcast_map(&n->view, &s->shape, map)) return true;
+    for (int j = 0; j < s->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
+    return find_gathers(f, k, n->src[0], sids, false);
+  }
+  for (int i = 0; i < n->nsrc; i++)
+    if (!find_gathers(f, k, n->src[i], ids, false)) return false;
+  return true;
+}
+
+/* Hoists the indices of the kernel's gathers to the outer loops: with no
+ * reduction stage the outer axes become those the indices depend on (the
+ * others, e.g. the embedding dimension, run inside in order); with stages,
+ * only indices that depend on the stages' outer axes alone are hoisted. */
+static void hoist_gathers(fuse_ctx *f, sched_kernel *k) {
+  int ids[IR_MAX_RANK];
+  bool ok = true;
+  k->ngathers = 0;
+  for (int i = 0; i < k->nstages && ok; i++) {
+    for (int j = 0; j < IR_MAX_RANK; j++) ids[j] = j;
+    ok = find_gathers(f, k, ir_node_get(f->p->g, k->stages[i])->src[0], ids, false);
+  }
+  for (int j = 0; j < IR_MAX_RANK; j++) ids[j] = j < ir_node_get(f->p->g, k->root)->shape.rank ? k->root_axis[j] : -1;
+  if (ok) ok = find_gathers(f, k, k->root, ids, true);
+  uint32_t deps = 0, outer = 0;
+  for (int i = 0; ok && i < k->ngathers; i++)
+    deps |= deps_of(f, k, ir_node_get(f->p->g, k->gathers[i])->src[1], k->gather_ids[i]);
+  for (int i = 0; i < k->nouter; i++) outer |= 1u << k->outer[i];
+  if (!ok || !k->ngathers || (k->nstages && (deps & ~outer))) {
+    k->ngathers = 0;
+    return;
+  }
+  if (!k->nstages) {
+    k->nouter = k->nred = 0;
+    for (int i = 0; i < k->naxes; i++)
+      if (deps & (1u << k->axes[i])) k->outer[k->nouter++] = k->axes[i];
+      else k->red[k->nred++] = k->axes[i];
+  }
+}
+
 /* Axes of `s` with size != 1. */
 static int nonone(const ir_shape *s, int64_t *d) {
   int n = 0;
@@ -120,7 +202,8 @@ static bool shape_kernel(fuse_ctx *f, sched_kernel *k) {
   for (int r = 0; r <= k->root; r++) {
     const ir_node *x = ir_node_get(g, r);
     if (!x->reduce || (r != k->root && (f->mat[r] || f->owner[r] != k->root))) continue;
-    if (k->nstages == SCHED_MAX_STAGES) return materialise(f, r), false;
+    /* too many: the earliest (deepest) stage gets its own kernel */
+    if (k->nstages == SCHED_MAX_STAGES) return materialise(f, k->stages[0]), false;
     k->stages[k->nstages++] = r;
   }
   k->space = root->shape;
@@ -132,10 +215,9 @@ static bool shape_kernel(fuse_ctx *f, sched_kernel *k) {
     k->space = ir_node_get(g, s0->src[0])->shape;
     for (int i = 1; i < k->nstages; i++) {
       const ir_node *si = ir_node_get(g, k->stages[i]);
-      if (!ir_shape_eq(&ir_node_get(g, si->src[0])->shape, &k->space) || !ir_shape_eq(&si->shape, &s0->shape)) {
-        if (k->stages[i] != k->root) return materialise(f, k->stages[i]), false;
+      /* stages of another space: the earliest (deepest) one gets its own kernel */
+      if (!ir_shape_eq(&ir_node_get(g, si->src[0])->shape, &k->space) || !ir_shape_eq(&si->shape, &s0->shape))
         return materialise(f, k->stages[0]), false;
-      }
     }
     if (!ir_shape_eq(&root->shape, &k->space)) {
       /* final over the outer axes: root's non-1 axes are the kept axes in order */
@@ -171,11 +253,17 @@ static bool shape_kernel(fuse_ctx *f, sched_kernel *k) {
     if (!trace_ok(f, k, ir_node_get(g, k->stages[i])->src[0], ids, false)) return false;
   }
   for (int j = 0; j < root->shape.rank; j++) ids[j] = k->root_axis[j];
-  return trace_ok(f, k, k->root, ids, true);
+  if (!trace_ok(f, k, k->root, ids, true)) return false;
+  hoist_gathers(f, k);
+  return true;
 }
 
 int sched_stage_of(const sched_kernel *k, ir_ref r) {
   return stage_index(k->stages, k->nstages, r);
+}
+
+int sched_gather_of(const sched_kernel *k, ir_ref r) {
+  return stage_index(k->gathers, k->ngathers, r);
 }
 
 /* Decides the materialised set (returned, malloc'd, a flag per node) and
@@ -207,7 +295,8 @@ char *sched_fuse(sched_program *p, const sched_options *opt, const char *live) {
       sched_kernel *k = &p->kernels[p->nkernels++];
       memset(k, 0, sizeof *k);
       k->root = r;
-      shape_kernel(&f, k);
+      /* an invalid group always materialises something, so this terminates */
+      SCHED_ASSERT(shape_kernel(&f, k) || f.changed);
     }
   } while (f.changed);
   free(f.owner);

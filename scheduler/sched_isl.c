@@ -7,7 +7,10 @@
  * axes or over the outer axes. The schedule keeps the outer axes outermost
  * and shared, then a phase number, then the reduced axes:
  *   I<i>[o] -> [o, 2i, 0..], U<i>[o, r] -> [o, 2i+1, r], F[o(, r)] -> [o, 2k, r or 0..]
- * so each accumulator lives in a scalar while its reduction loop runs. */
+ * so each accumulator lives in a scalar while its reduction loop runs.
+ * Hoisted gather indices X<i>[o] come first, at phases before all these
+ * (shifting them); without stages the outer axes are then the axes the
+ * indices depend on, and the rest (the copied rows) run inside. */
 #include "sched_impl.h"
 
 #include <isl/ast_build.h>
@@ -50,7 +53,12 @@ static void domain_str(strbuf *b, const char *name, const sched_kernel *k, const
 
 sched_stmt_kind sched_stmt_of(const char *name, int *stage) {
   *stage = name[0] && name[1] ? atoi(name + 1) : 0;
-  return name[0] == 'I' ? SCHED_STMT_INIT : name[0] == 'U' ? SCHED_STMT_UPDATE : SCHED_STMT_FINAL;
+  switch (name[0]) {
+  case 'X': return SCHED_STMT_INDEX;
+  case 'I': return SCHED_STMT_INIT;
+  case 'U': return SCHED_STMT_UPDATE;
+  default: return SCHED_STMT_FINAL;
+  }
 }
 
 /* One statement: its domain over all axes or the outer ones, and its
@@ -77,13 +85,18 @@ int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t 
   sb_printf(&dom, "{ ");
   sb_printf(&sch, "{ ");
   char name[16];
+  int h = k->ngathers;
+  for (int i = 0; i < h; i++) {
+    snprintf(name, sizeof name, "X%d", i);
+    statement(&dom, &sch, k, name, false, i);
+  }
   for (int i = 0; i < k->nstages; i++) {
     snprintf(name, sizeof name, "I%d", i);
-    statement(&dom, &sch, k, name, false, 2 * i);
+    statement(&dom, &sch, k, name, false, h + 2 * i);
     snprintf(name, sizeof name, "U%d", i);
-    statement(&dom, &sch, k, name, true, 2 * i + 1);
+    statement(&dom, &sch, k, name, true, h + 2 * i + 1);
   }
-  statement(&dom, &sch, k, "F", k->final_full, 2 * k->nstages);
+  statement(&dom, &sch, k, "F", k->final_full, h + 2 * k->nstages);
   sb_printf(&dom, "}");
   sb_printf(&sch, "}");
   isl_union_set *d = isl_union_set_read_from_str(p->ctx, dom.s);

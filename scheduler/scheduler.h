@@ -34,7 +34,7 @@ typedef struct {
  *            accK = ...;  for r: out = g(o, r, acc0..accK) }   (final over all axes)
  *   or     { ...;                out = g(o, acc0..accK) }         (final over outer axes)
  * A kernel without stages is one element-wise statement. */
-typedef enum { SCHED_STMT_INIT, SCHED_STMT_UPDATE, SCHED_STMT_FINAL } sched_stmt_kind;
+typedef enum { SCHED_STMT_INDEX, SCHED_STMT_INIT, SCHED_STMT_UPDATE, SCHED_STMT_FINAL } sched_stmt_kind;
 
 #define SCHED_MAX_STAGES 8
 
@@ -50,6 +50,12 @@ typedef struct {
   int red[IR_MAX_RANK], nred;     /* reduced axes */
   ir_ref stages[SCHED_MAX_STAGES]; /* reductions computed in accumulators, in order */
   int nstages;
+  /* Indexed reads whose index depends only on the outer axes: statement
+   * X<i> computes and checks index i once per outer iteration (into g<i>),
+   * before everything else; gather_ids maps the view's axes to space axes. */
+  ir_ref gathers[SCHED_MAX_STAGES];
+  int gather_ids[SCHED_MAX_STAGES][IR_MAX_RANK];
+  int ngathers;
   bool final_full;  /* the final statement runs over all axes (else over outer) */
   int root_axis[IR_MAX_RANK]; /* root axis -> axis of `space`, -1 for size-1 axes */
   isl_ast_node *ast; /* owned */
@@ -80,6 +86,8 @@ void sched_free(sched_program *p);
 sched_stmt_kind sched_stmt_of(const char *name, int *stage);
 /* The stage index of `r` in `k`, or -1. */
 int sched_stage_of(const sched_kernel *k, ir_ref r);
+/* The hoisted-index number of gather view `r` in `k`, or -1. */
+int sched_gather_of(const sched_kernel *k, ir_ref r);
 /* Prints kernels with their loop nests (--dump schedule). */
 void sched_dump(const sched_program *p, void *file);
 

@@ -1,0 +1,528 @@
+#!/usr/bin/python3
+"""bench.py - `make bench` driver for onnx2c-caten (see bench/README.md).
+
+Stages: machine peaks, embedding (Gather) benchmark, LLaMA table vs
+onnxruntime-node. Writes bench/results.csv, bench/results.png and the results
+section of bench/README.md. Run through bench/run.sh (needs /usr/bin/python3
+for numpy/onnx/torch).
+
+Environment:
+  ONNX2C_BENCH_MODELS  comma list of tiny,small,base128,base1 (base = both base
+                       rows, all = everything); default tiny,small
+  BENCH=all            same as ONNX2C_BENCH_MODELS=all
+  ONNX2C_BENCH_THREADS comma list of thread counts (default 1,2)
+  ONNX2C_BENCH_EMBED   0 skips the embedding benchmark
+  ONNX2C_BENCH_MACHINE 0 skips the peak measurements (uses cached ones)
+  ONNX2C              compiler binary (default build/onnx2c-caten)
+  CC                  C compiler (default cc)
+"""
+import csv
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+WORK = os.path.join(BENCH, 'work')
+ONNX2C = os.path.abspath(os.environ.get('ONNX2C', os.path.join(ROOT, 'build', 'onnx2c-caten')))
+CC = os.environ.get('CC', 'cc')
+CFLAGS = ['-O3', '-march=native']
+PY = '/usr/bin/python3'
+NODE = shutil.which('node') or 'node'
+HARNESS_C = os.path.join(BENCH, 'common', 'harness.c')
+INTERLEAVE = os.path.join(BENCH, 'llama', 'interleave.js')
+
+# name -> (generator args, seq, description)
+LLAMA = {
+    'tiny': (['--vocab', '256', '--dim', '64', '--layers', '2', '--heads', '4', '--kv-heads', '2', '--ffn', '172'], 16),
+    'small': (['--vocab', '32000', '--dim', '288', '--layers', '6', '--heads', '6', '--kv-heads', '6', '--ffn', '768'], 32),
+    'base128': (['--vocab', '32000', '--dim', '768', '--layers', '12', '--heads', '12', '--kv-heads', '12', '--ffn', '2048'], 128),
+    'base1': (['--vocab', '32000', '--dim', '768', '--layers', '12', '--heads', '12', '--kv-heads', '12', '--ffn', '2048'], 1),
+}
+LLAMA_ORDER = ['tiny', 'small', 'base128', 'base1']
+DTYPE = {1: ('float32', np.float32), 6: ('int32', np.int32), 7: ('int64', np.int64), 11: ('float64', np.float64)}
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def first_error_line(text):
+    lines = [l.strip() for l in text.strip().splitlines() if l.strip()]
+    for l in lines:  # prefer the compiler's own diagnostic
+        if 'error' in l.lower() or 'unsupported' in l.lower() or 'onnx2c' in l.lower():
+            return l[:300]
+    return (lines[-1] if lines else 'unknown error')[:300]
+
+
+def run(cmd, timeout=None, env=None, cwd=None):
+    """Runs cmd; returns (seconds, stdout). Raises RuntimeError with the first
+    error line of stderr on failure."""
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f'timeout after {timeout}s: {os.path.basename(cmd[0])}')
+    dt = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise RuntimeError(first_error_line(p.stderr + '\n' + p.stdout) + f' (exit {p.returncode})')
+    return dt, p.stdout
+
+
+# ---------------------------------------------------------------- machine
+def machine_peaks(use_cache):
+    d = os.path.join(WORK, 'machine')
+    os.makedirs(d, exist_ok=True)
+    cache = os.path.join(d, 'peaks.json')
+    if use_cache and os.path.exists(cache):
+        return json.load(open(cache))
+    peaks = {'fma': {}, 'triad': {}}
+    for src, exe, key, tag in (('fma_peak.c', 'fma_peak', 'fma', 'fma_gflops'),
+                               ('stream_triad.c', 'stream_triad', 'triad', 'triad_gbs')):
+        run([CC, '-O2' if key == 'fma' else '-O3', '-march=native', '-fopenmp',
+             os.path.join(BENCH, 'machine', src), '-o', os.path.join(d, exe)])
+        _, out = run([os.path.join(d, exe), '1', '2'], timeout=600)
+        for line in out.splitlines():
+            f = line.split()
+            if f and f[0] == tag:
+                peaks[key][int(f[1])] = float(f[2])
+    json.dump(peaks, open(cache, 'w'))
+    return peaks
+
+
+def peak_for(peaks, key, threads):
+    tab = {int(k): v for k, v in peaks[key].items()}
+    return tab.get(threads) or max(tab.values())
+
+
+# ---------------------------------------------------------------- compile/build
+def compile_model(model, outdir, name, extra=()):
+    os.makedirs(outdir, exist_ok=True)
+    dt, _ = run([ONNX2C, model, '-o', outdir, '--name', name, *extra], timeout=3600)
+    return dt
+
+
+def build_harness(outdir, name):
+    """cc NAME.c (timed) + harness.c -> outdir/harness_NAME. Returns (cc_s, omp)."""
+    src = os.path.join(outdir, name + '.c')
+    omp = '#pragma omp' in open(src).read()
+    flags = CFLAGS + (['-fopenmp'] if omp else [])
+    obj = os.path.join(outdir, name + '.o')
+    dt, _ = run([CC, *flags, '-c', src, '-o', obj], timeout=3600)
+    run([CC, *flags, f'-DBENCH_NAME={name}', f'-DBENCH_HDR="{name}.h"', '-I', outdir,
+         HARNESS_C, obj, '-lm', '-o', os.path.join(outdir, 'harness_' + name)])
+    return dt, omp
+
+
+def harness_argv(outdir, name, in_files, out_bytes):
+    argv = [os.path.join(outdir, 'harness_' + name), os.path.join(outdir, name + '.weights')]
+    for f in in_files:
+        argv += ['--in', f]
+    for b in out_bytes:
+        argv += ['--out-bytes', str(b)]
+    return argv
+
+
+def parse_kv(out):
+    r = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 2:
+            try:
+                r[f[0]] = float(f[1])
+            except ValueError:
+                pass
+    return r
+
+
+def interleave(model, inputs, argv, threads, warmup, runs, batch, dumpdir):
+    spec = {'model': model, 'inputs': inputs, 'harness': argv + ['--serve'], 'threads': threads,
+            'warmup': warmup, 'runs': runs, 'batch': batch, 'dumpdir': dumpdir, 'gapms': 30}
+    sp = os.path.join(dumpdir + '.spec.json')
+    os.makedirs(dumpdir, exist_ok=True)
+    json.dump(spec, open(sp, 'w'))
+    _, out = run([NODE, INTERLEAVE, sp], timeout=7200)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def model_io(path):
+    """graph inputs [(name, elem_type, dims)], outputs likewise (static dims)."""
+    m = onnx.load(path, load_external_data=False)
+    init = {i.name for i in m.graph.initializer}
+    def dims(v):
+        return [d.dim_value for d in v.type.tensor_type.shape.dim]
+    ins = [(v.name, v.type.tensor_type.elem_type, dims(v)) for v in m.graph.input if v.name not in init]
+    outs = [(v.name, v.type.tensor_type.elem_type, dims(v)) for v in m.graph.output]
+    return m, ins, outs
+
+
+def matmul_params(m):
+    init = {i.name: i for i in m.graph.initializer}
+    tot = 0
+    for n in m.graph.node:
+        if n.op_type in ('MatMul', 'Gemm'):
+            for x in n.input:
+                if x in init and len(init[x].dims) == 2:
+                    tot += int(np.prod(init[x].dims))
+    return tot
+
+
+def write_inputs(ins, d, vocab):
+    rng = np.random.default_rng(0)
+    files, spec = [], []
+    for k, (name, et, dims) in enumerate(ins):
+        tname, npt = DTYPE[et]
+        if np.issubdtype(npt, np.integer):
+            a = rng.integers(0, vocab, size=dims).astype(npt)
+        else:
+            a = rng.standard_normal(dims).astype(npt)
+        f = os.path.join(d, f'in_{k}.bin')
+        a.tofile(f)
+        files.append(f)
+        spec.append({'name': name, 'dtype': tname, 'dims': dims, 'file': f})
+    return files, spec
+
+
+# ---------------------------------------------------------------- embedding
+def make_embedding(path, V, D=768, S=512):
+    rng = np.random.default_rng(V)
+    W = rng.standard_normal((V, D)).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node('Gather', ['W', 'ids'], ['y'], axis=0)], f'embedding_{V}',
+        [helper.make_tensor_value_info('ids', TensorProto.INT64, [1, S])],
+        [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, S, D])],
+        [numpy_helper.from_array(W, 'W')])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    return W
+
+
+def bench_embedding(rows, peaks, compile_log):
+    D, S = 768, 512
+    res = {}
+    for V in (256, 32000):
+        d = os.path.join(WORK, 'embedding', f'V{V}')
+        os.makedirs(d, exist_ok=True)
+        model = os.path.join(d, 'model.onnx')
+        W = make_embedding(model, V, D, S)
+        ids = np.random.default_rng(1).integers(0, V, size=(1, S)).astype(np.int64)
+        idf = os.path.join(d, 'ids.bin')
+        ids.tofile(idf)
+        expect = W[ids]
+        out_bytes = S * D * 4
+        r = {'V': V}
+        for form, extra, warm, runs in (('rewritten', [], 20, 50),
+                                        ('onehot', ['--no-rewrite'], 20 if V <= 256 else 1, 50 if V <= 256 else 3)):
+            name = f'emb{V}_{form}'
+            od = os.path.join(d, form)
+            try:
+                ct = compile_model(model, od, name, extra)
+                bt, omp = build_harness(od, name)
+                compile_log.append((f'embed V={V} {form}', ct, bt, omp))
+                argv = harness_argv(od, name, [idf], [out_bytes])
+                _, out = run(argv + ['--warmup', str(warm), '--runs', str(runs), '--memcpy', '--dump', od],
+                             timeout=7200, env={**os.environ, 'OMP_NUM_THREADS': '1'})
+                kv = parse_kv(out)
+                got = np.fromfile(os.path.join(od, 'out_0.bin'), dtype=np.float32).reshape(expect.shape)
+                r[form] = kv['ours_median_ms']
+                r[form + '_diff'] = float(np.max(np.abs(got - expect)))
+                if form == 'rewritten':
+                    r['memcpy_ms'] = kv['memcpy_median_ms']
+                    r['argv'] = argv
+                    r['omp'] = omp
+            except RuntimeError as e:
+                r[form + '_err'] = str(e)
+                compile_log.append((f'embed V={V} {form}', None, None, str(e)))
+            log(f'  embedding V={V} {form}: ' + (f"{r.get(form):.4f} ms" if form in r else 'ERROR ' + r.get(form + '_err', '')))
+        res[V] = r
+        # ours vs onnxruntime on the rewritten form (1 thread), interleaved
+        if 'argv' in r:
+            try:
+                it = interleave(model, [{'name': 'ids', 'dtype': 'int64', 'dims': [1, S], 'file': idf}],
+                                r['argv'], 1, 20, 50, 10, os.path.join(d, 'dump_ort'))
+                gbs = 2 * out_bytes / (it['ours_ms'] * 1e-3) / 1e9
+                rows.append(dict(model=f'embed V={V} (Gather {S}x{D})', threads=1, ours_threads=1,
+                                 ours_ms=it['ours_ms'], ort_ms=it['ort_ms'], ratio=it['ort_ms'] / it['ours_ms'],
+                                 gflops='', pct_fma='', gbs=gbs, pct_bw=100 * gbs / peak_for(peaks, 'triad', 1),
+                                 maxdiff=it['maxdiff'], error=''))
+            except RuntimeError as e:
+                rows.append(dict(model=f'embed V={V} (Gather {S}x{D})', threads=1, error=str(e)))
+    # summary
+    log('')
+    log('Embedding: Gather W[V,768] f32, ids [1,512] i64 (1 thread; medians; GB/s = 2*B*S*D*4 bytes / time)')
+    log(f"  {'V':>6} {'rewritten ms':>13} {'one-hot ms':>11} {'one-hot/rewr':>12} {'GB/s':>7} {'memcpy ms':>10} {'memcpy GB/s':>11} {'max|diff|':>9}")
+    for V, r in res.items():
+        rw, oh, mc = r.get('rewritten'), r.get('onehot'), r.get('memcpy_ms')
+        f = lambda x, p=4: f'{x:.{p}f}' if isinstance(x, float) else 'ERR'
+        gbs = 2 * S * D * 4 / (rw * 1e-3) / 1e9 if rw else None
+        mgbs = 2 * S * D * 4 / (mc * 1e-3) / 1e9 if mc else None
+        log(f"  {V:>6} {f(rw):>13} {f(oh, 2):>11} {f(oh / rw, 1) if rw and oh else 'ERR':>12} {f(gbs, 1):>7} {f(mc):>10} {f(mgbs, 1):>11} {r.get('rewritten_diff', float('nan')):>9.2g}")
+        for form in ('rewritten', 'onehot'):
+            if form + '_err' in r:
+                log(f'    {form} error: {r[form + "_err"]}')
+    if res.get(256, {}).get('rewritten') and res.get(32000, {}).get('rewritten'):
+        log(f"  ratio rewritten V=32000 / V=256: {res[32000]['rewritten'] / res[256]['rewritten']:.2f} (1.0 = independent of V)")
+    return res
+
+
+# ---------------------------------------------------------------- llama
+def gen_llama(key):
+    args, seq = LLAMA[key]
+    d = os.path.join(WORK, 'llama', key)
+    os.makedirs(d, exist_ok=True)
+    stamp = os.path.join(d, 'stamp')
+    full = args + ['--form', 'static', '--seq', str(seq), '--batch', '1', '--max-seq', str(max(64, seq))]
+    want = ' '.join(full)
+    model = os.path.join(d, 'model.onnx')
+    if not (os.path.exists(model) and os.path.exists(stamp) and open(stamp).read() == want):
+        log(f'  generating {key}: make_llama.py {want}')
+        run([PY, os.path.join(ROOT, 'models', 'make_llama.py'), *full, '--out', d], timeout=7200)
+        open(stamp, 'w').write(want)
+    return d, model, seq, int(args[1])
+
+
+def bench_llama(keys, threads_list, rows, peaks, compile_log):
+    for key in keys:
+        label = f'llama-{key[:-3] if key.startswith("base") else key} S={LLAMA[key][1]}'
+        try:
+            d, model, seq, vocab = gen_llama(key)
+            m, ins, outs = model_io(model)
+            P = matmul_params(m)
+            tokens = int(np.prod(ins[0][2]))
+            out_bytes = [int(np.prod(o[2])) * np.dtype(DTYPE[o[1]][1]).itemsize for o in outs]
+            files, spec = write_inputs(ins, d, vocab)
+        except Exception as e:  # generator failure
+            rows.append(dict(model=label, threads='-', error='generator: ' + str(e)))
+            continue
+        od = os.path.join(d, 'gen')
+        try:
+            ct = compile_model(model, od, key)
+            log(f'  {label}: onnx2c-caten {ct:.2f} s')
+            bt, omp = build_harness(od, key)
+            log(f'  {label}: cc {bt:.2f} s{" (-fopenmp)" if omp else ""}')
+            compile_log.append((label, ct, bt, omp))
+        except RuntimeError as e:
+            log(f'  {label}: FAILED: {e}')
+            compile_log.append((label, None, None, str(e)))
+            for t in threads_list:
+                rows.append(dict(model=label, threads=t, error=str(e)))
+            continue
+        argv = harness_argv(od, key, files, out_bytes)
+        # fewer runs for the slow models, still >= 20 timed + >= 20 warm-up per side
+        runs, batch = (50, 10) if P < 5e6 else (20, 5)
+        for t in threads_list:
+            try:
+                it = interleave(model, spec, argv, t, 20, runs, batch, os.path.join(d, f'dump_t{t}'))
+            except RuntimeError as e:
+                rows.append(dict(model=label, threads=t, error=str(e)))
+                log(f'  {label} t={t}: FAILED: {e}')
+                continue
+            s = it['ours_ms'] * 1e-3
+            gflops = 2 * P * tokens / s / 1e9
+            gbs = 4 * P / s / 1e9
+            row = dict(model=label, threads=t, ours_threads=t if omp else 1, ours_ms=it['ours_ms'], ort_ms=it['ort_ms'],
+                       ratio=it['ort_ms'] / it['ours_ms'], gflops=gflops,
+                       pct_fma=100 * gflops / peak_for(peaks, 'fma', t if omp else 1),
+                       gbs=gbs, pct_bw=100 * gbs / peak_for(peaks, 'triad', t if omp else 1),
+                       maxdiff=it['maxdiff'], error='', params=P, tokens=tokens)
+            rows.append(row)
+            log(f"  {label} t={t}: ours {it['ours_ms']:.3f} ms, ort {it['ort_ms']:.3f} ms, max|diff| {it['maxdiff']:.3g}")
+
+
+# ---------------------------------------------------------------- output
+COLS = ['model', 'threads', 'ours_threads', 'ours_ms', 'ort_ms', 'ratio', 'gflops', 'pct_fma', 'gbs', 'pct_bw', 'maxdiff', 'error']
+
+
+def fmt(v, p):
+    return f'{v:.{p}f}' if isinstance(v, (float, int)) and not isinstance(v, bool) else ('' if v is None else str(v))
+
+
+def table_lines(rows):
+    hdr = f"{'model':<30} {'thr':>3} {'ours ms':>9} {'ort ms':>9} {'ort/ours':>8} {'GFLOP/s':>8} {'%FMA':>6} {'GB/s':>7} {'%BW':>6} {'max|diff|':>9}"
+    out = [hdr, '-' * len(hdr)]
+    for r in rows:
+        thr = str(r.get('threads', ''))
+        if r.get('ours_threads') not in (None, '', r.get('threads')):
+            thr += '*'
+        if r.get('error'):
+            out.append(f"{r['model']:<30} {thr:>3} ERROR: {r['error']}")
+            continue
+        out.append(f"{r['model']:<30} {thr:>3} {fmt(r['ours_ms'], 3):>9} {fmt(r['ort_ms'], 3):>9} {fmt(r['ratio'], 2):>8} "
+                   f"{fmt(r['gflops'], 1):>8} {fmt(r['pct_fma'], 1):>6} {fmt(r['gbs'], 1):>7} {fmt(r['pct_bw'], 1):>6} {r['maxdiff']:>9.2g}")
+    return out
+
+
+def write_csv(rows, path):
+    with open(path, 'w', newline='') as f:
+        w = csv.DictWriter(f, fieldnames=COLS, extrasaction='ignore')
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: r.get(c, '') for c in COLS})
+
+
+def draw_png(rows, path):
+    ok = [r for r in rows if not r.get('error')]
+    if not ok:
+        return 'no rows'
+    labels = [f"{r['model']}\nt={r['threads']}" for r in ok]
+    ours = [r['ours_ms'] for r in ok]
+    ort = [r['ort_ms'] for r in ok]
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return draw_png_fallback(ours, ort, path)
+    fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(ok)), 4.5))
+    x = np.arange(len(ok))
+    ax.bar(x - 0.2, ours, 0.4, label='onnx2c-caten', color='#1f77b4')
+    ax.bar(x + 0.2, ort, 0.4, label='onnxruntime-node', color='#ff7f0e')
+    ax.set_yscale('log')
+    ax.set_ylabel('median latency, ms (log)')
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, fontsize=7)
+    for i, r in enumerate(ok):
+        ax.annotate(f"{r['ratio']:.2f}x", (i, max(ours[i], ort[i])), ha='center', va='bottom', fontsize=7)
+    ax.set_title('onnx2c-caten vs onnxruntime (label: ort/ours, >1 = we are faster)', fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return 'matplotlib'
+
+
+def draw_png_fallback(ours, ort, path):
+    """Minimal PNG bar chart (log scale, no text) with zlib when matplotlib is missing."""
+    import struct
+    import zlib
+    W, H = 60 * len(ours) + 20, 300
+    img = [[(255, 255, 255)] * W for _ in range(H)]
+    vals = ours + ort
+    lo, hi = np.log10(min(vals)) - 0.3, np.log10(max(vals)) + 0.1
+    for i, (a, b) in enumerate(zip(ours, ort)):
+        for j, (v, col) in enumerate(((a, (31, 119, 180)), (b, (255, 127, 14)))):
+            h = int((np.log10(v) - lo) / (hi - lo) * (H - 20))
+            x0 = 20 + 60 * i + 22 * j
+            for y in range(H - h, H):
+                for x in range(x0, x0 + 20):
+                    img[y][x] = col
+    raw = b''.join(b'\x00' + bytes(c for px in row for c in px) for row in img)
+    def chunk(t, d):
+        return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d) & 0xffffffff)
+    png = b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', W, H, 8, 2, 0, 0, 0)) + \
+        chunk(b'IDAT', zlib.compress(raw, 9)) + chunk(b'IEND', b'')
+    open(path, 'wb').write(png)
+    return 'fallback'
+
+
+def machine_desc():
+    cpu = 'unknown CPU'
+    try:
+        for line in open('/proc/cpuinfo'):
+            if line.startswith('model name'):
+                cpu = line.split(':', 1)[1].strip()
+                break
+    except OSError:
+        pass
+    cc = subprocess.run([CC, '--version'], capture_output=True, text=True).stdout.splitlines()[0]
+    return f'{cpu}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}, {cc}, node {subprocess.run([NODE, "--version"], capture_output=True, text=True).stdout.strip()}, load avg at start {os.getloadavg()[0]:.2f}'
+
+
+def update_readme(text):
+    p = os.path.join(BENCH, 'README.md')
+    if not os.path.exists(p):
+        return
+    s = open(p).read()
+    a, b = '<!-- results:begin -->', '<!-- results:end -->'
+    if a in s and b in s:
+        s = s[:s.index(a) + len(a)] + '\n' + text + '\n' + s[s.index(b):]
+        open(p, 'w').write(s)
+
+
+def main():
+    sel = os.environ.get('ONNX2C_BENCH_MODELS', '')
+    if os.environ.get('BENCH', '') == 'all':
+        sel = sel or 'all'
+    sel = sel or 'tiny,small'
+    keys = []
+    for k in [x.strip() for x in sel.split(',') if x.strip()]:
+        if k == 'all':
+            keys += LLAMA_ORDER
+        elif k == 'base':
+            keys += ['base128', 'base1']
+        elif k in LLAMA:
+            keys.append(k)
+        elif k in ('none', 'embedding'):
+            pass
+        else:
+            sys.exit(f'bench: unknown model {k!r} in ONNX2C_BENCH_MODELS (tiny,small,base128,base1,base,all,none)')
+    keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
+    threads_list = [int(t) for t in os.environ.get('ONNX2C_BENCH_THREADS', '1,2').split(',')]
+    if not os.access(ONNX2C, os.X_OK):
+        sys.exit(f'bench: compiler not found: {ONNX2C} (run make all, or set ONNX2C)')
+    os.makedirs(WORK, exist_ok=True)
+    started = datetime.datetime.now().strftime('%Y-%m-%d %H:%M')
+    desc = machine_desc()
+    log(f'== onnx2c-caten bench, {started}\n   {desc}\n   compiler {ONNX2C}; models: {",".join(keys) or "none"}; threads {threads_list}')
+
+    log('\n== machine peaks')
+    peaks = machine_peaks(os.environ.get('ONNX2C_BENCH_MACHINE', '1') == '0')
+    for t in sorted(int(k) for k in peaks['fma']):
+        log(f'  {t} thread(s): FMA fp32 peak {peak_for(peaks, "fma", t):.1f} GFLOP/s, STREAM triad {peak_for(peaks, "triad", t):.1f} GB/s')
+
+    rows, compile_log = [], []
+    emb = {}
+    if os.environ.get('ONNX2C_BENCH_EMBED', '1') != '0':
+        log('\n== embedding')
+        emb = bench_embedding(rows, peaks, compile_log)
+    if keys:
+        log('\n== llama')
+        bench_llama(keys, threads_list, rows, peaks, compile_log)
+
+    lines = table_lines(rows)
+    log('\n== results (medians; ort/ours > 1 means onnx2c-caten is faster)')
+    for l in lines:
+        log(l)
+    log('  * = generated code has no OpenMP, so ours ran on 1 thread in that row')
+    log('\n== compile times (onnx2c-caten / cc -O3 -march=native of the generated .c)')
+    clines = []
+    for name, ct, bt, omp in compile_log:
+        if ct is None:
+            clines.append(f'  {name:<32} FAILED: {omp}')
+        else:
+            clines.append(f'  {name:<32} onnx2c-caten {ct:7.2f} s   cc {bt:7.2f} s{"  (-fopenmp)" if omp else ""}')
+    for l in clines:
+        log(l)
+    write_csv(rows, os.path.join(BENCH, 'results.csv'))
+    how = draw_png(rows, os.path.join(BENCH, 'results.png'))
+    log(f'\nwrote bench/results.csv, bench/results.png ({how})')
+
+    peak_lines = [f'- {t} thread(s): FMA fp32 peak {peak_for(peaks, "fma", t):.1f} GFLOP/s, STREAM triad {peak_for(peaks, "triad", t):.1f} GB/s'
+                  for t in sorted(int(k) for k in peaks['fma'])]
+    emb_lines = []
+    for V, r in emb.items():
+        rw, oh = r.get('rewritten'), r.get('onehot')
+        emb_lines.append(f'- V={V}: rewritten {rw:.4f} ms, one-hot {oh:.2f} ms' if rw and oh else
+                         f'- V={V}: rewritten {rw}, one-hot {oh}, errors: {r.get("rewritten_err", "")} {r.get("onehot_err", "")}')
+        if rw and r.get('memcpy_ms'):
+            emb_lines[-1] += f', {2 * 512 * 768 * 4 / (rw * 1e-3) / 1e9:.1f} GB/s vs memcpy {2 * 512 * 768 * 4 / (r["memcpy_ms"] * 1e-3) / 1e9:.1f} GB/s'
+    if emb.get(256, {}).get('rewritten') and emb.get(32000, {}).get('rewritten'):
+        emb_lines.append(f"- rewritten V=32000 / V=256 time ratio: {emb[32000]['rewritten'] / emb[256]['rewritten']:.2f}")
+    text = '\n'.join([f'Last run: {started} — `ONNX2C_BENCH_MODELS={",".join(keys)}`', '', f'Machine: {desc}', '',
+                      *peak_lines, '', 'Embedding (1 thread):', '', *emb_lines, '',
+                      '```', *lines, '```', '', 'Compile times:', '', '```', *clines, '```'])
+    update_readme(text)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,68 @@
+/* fma_peak.c - FP32 FMA peak of this machine (AVX-512 if available).
+ * Each thread runs ACC independent vector FMA chains (enough to cover
+ * latency x pipes), so the loop is throughput-bound on the FMA units.
+ * FLOPs = iters * ACC * lanes * 2.  Prints: fma_gflops THREADS VALUE
+ * Usage: fma_peak [THREADS...]   (default: 1 2). Best of 5 trials. */
+#define _GNU_SOURCE
+#include <immintrin.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define ACC 16
+#if defined(__AVX512F__)
+typedef __m512 vec;
+#define LANES 16
+#define VSET(x) _mm512_set1_ps(x)
+#define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define VSUM(v) _mm512_reduce_add_ps(v)
+#define VADD(a, b) _mm512_add_ps(a, b)
+#elif defined(__AVX2__) && defined(__FMA__)
+typedef __m256 vec;
+#define LANES 8
+#define VSET(x) _mm256_set1_ps(x)
+#define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define VADD(a, b) _mm256_add_ps(a, b)
+static float VSUM(__m256 v) { float t[8]; _mm256_storeu_ps(t, v); float s = 0; for (int i = 0; i < 8; i++) s += t[i]; return s; }
+#else
+#error "need AVX2+FMA or AVX-512"
+#endif
+
+static double now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + 1e-9 * ts.tv_nsec; }
+
+static float kernel(long iters, float seed) {
+  vec acc[ACC];
+  for (int i = 0; i < ACC; i++) acc[i] = VSET(seed + i * 1e-3f);
+  const vec a = VSET(0.999999f), b = VSET(1e-7f);
+  for (long it = 0; it < iters; it++) {
+#pragma GCC unroll 16
+    for (int i = 0; i < ACC; i++) acc[i] = VFMA(acc[i], a, b);
+  }
+  vec s = acc[0];
+  for (int i = 1; i < ACC; i++) s = VADD(s, acc[i]);
+  return VSUM(s);
+}
+
+int main(int argc, char **argv) {
+  int defaults[] = {1, 2};
+  int nt = argc > 1 ? argc - 1 : 2;
+  const long iters = 100000000L; /* ~0.3-0.5 s per thread */
+  volatile float sink = 0;
+  for (int k = 0; k < nt; k++) {
+    int t = argc > 1 ? atoi(argv[k + 1]) : defaults[k];
+    double best = 1e30;
+    for (int trial = 0; trial < 5; trial++) {
+      double t0 = now();
+#pragma omp parallel num_threads(t)
+      { float r = kernel(iters, (float)omp_get_thread_num()); 
+#pragma omp atomic
+        sink += r; }
+      double dt = now() - t0;
+      if (dt < best) best = dt;
+    }
+    double flops = (double)iters * ACC * LANES * 2.0 * t;
+    printf("fma_gflops %d %.1f\n", t, flops / best / 1e9);
+  }
+  return sink == 12345.f;
+}
