@@ -45,7 +45,8 @@ clean:
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 1
-FUZZ_FLAGS ?= -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -max_len=65536
+FUZZ_FLAGS ?= -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -max_len=65536 \
+  -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1
 .PHONY: fuzz
 fuzz:
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DONNX2C_SANITIZE=ON -DONNX2C_NODE_TESTS=OFF \
@@ -55,4 +56,4 @@ fuzz:
 	@fuzz/make_seeds.sh fuzz/seeds
 	@cd fuzz && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 	  ../$(FUZZ_BUILD)/tests/fuzz_compile $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
-	  -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) -print_final_stats=1 corpus seeds
+	  -fork=$(FUZZ_JOBS) -print_final_stats=1 corpus seeds

@@ -252,12 +252,12 @@ def bench_embedding(rows, peaks, compile_log):
                 it = interleave(model, [{'name': 'ids', 'dtype': 'int64', 'dims': [1, S], 'file': idf}],
                                 r['argv'], 1, 20, 50, 10, os.path.join(d, 'dump_ort'))
                 gbs = 2 * out_bytes / (it['ours_ms'] * 1e-3) / 1e9
-                rows.append(dict(model=f'embed V={V} (Gather {S}x{D})', threads=1, ours_threads=1,
+                rows.append(dict(model=f'embed V={V}', threads=1, ours_threads=1,
                                  ours_ms=it['ours_ms'], ort_ms=it['ort_ms'], ratio=it['ort_ms'] / it['ours_ms'],
                                  gflops='', pct_fma='', gbs=gbs, pct_bw=100 * gbs / peak_for(peaks, 'triad', 1),
                                  maxdiff=it['maxdiff'], error=''))
             except RuntimeError as e:
-                rows.append(dict(model=f'embed V={V} (Gather {S}x{D})', threads=1, error=str(e)))
+                rows.append(dict(model=f'embed V={V}', threads=1, error=str(e)))
     # summary
     log('')
     log('Embedding: Gather W[V,768] f32, ids [1,512] i64 (1 thread; medians; GB/s = 2*B*S*D*4 bytes / time)')
@@ -368,7 +368,7 @@ def write_csv(rows, path):
         w = csv.DictWriter(f, fieldnames=COLS, extrasaction='ignore')
         w.writeheader()
         for r in rows:
-            w.writerow({c: r.get(c, '') for c in COLS})
+            w.writerow({c: (f'{r[c]:.6g}' if isinstance(r.get(c), float) else r.get(c, '')) for c in COLS})
 
 
 def draw_png(rows, path):
@@ -391,7 +391,7 @@ def draw_png(rows, path):
     ax.set_yscale('log')
     ax.set_ylabel('median latency, ms (log)')
     ax.set_xticks(x)
-    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_xticklabels(labels, fontsize=7, rotation=20, ha='right')
     for i, r in enumerate(ok):
         ax.annotate(f"{r['ratio']:.2f}x", (i, max(ours[i], ort[i])), ha='center', va='bottom', fontsize=7)
     ax.set_title('onnx2c-caten vs onnxruntime (label: ort/ours, >1 = we are faster)', fontsize=9)

@@ -97,10 +97,12 @@ static const char *render_index(cg_kernel *c, ir_ref r, char *const *idx) {
   render_value(c, &e, n->src[1], idx, false);
   int var = c->nvars++;
   cg_line(&c->pre, c->depth, "const int64_t v%d = (int64_t)%s;", var, e.s);
-  cg_line(&c->pre, c->depth, "if (v%d < 0 || v%d >= %lld) return 1;", var, var, (long long)n->view.gbound);
+  if (n->view.gstrict) {
+    cg_line(&c->pre, c->depth, "if (v%d < 0 || v%d >= %lld) return 1;", var, var, (long long)n->view.gbound);
+    c->has_index = true;
+  }
   free(e.s);
   snprintf(c->index_name, sizeof c->index_name, "v%d", var);
-  c->has_index = true;
   return c->index_name;
 }
 
@@ -122,10 +124,20 @@ static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
     for (int j = 0; j < src->shape.rank; j++) sidx[j] = map[j] >= 0 ? idx[map[j]] : "0";
     render_value(c, o, n->src[0], sidx, false);
   } else {
+    const char *e = n->view.gather ? render_index(c, r, idx) : NULL;
+    char ev[32];
+    if (e) snprintf(ev, sizeof ev, "%s", e);
+    /* a lenient indexed read gives 0 out of range, as the one-hot it replaced */
+    if (e && !n->view.gstrict) cg_printf(o, "((%s >= 0 && %s < %lld) ? ", ev, ev, (long long)n->view.gbound);
     cg_printf(o, "b%d[", cg_kernel_arg(c, c->p->buf_of[n->src[0]]));
     render_address(o, n->view.offset, n->view.stride, &n->shape, idx);
-    if (n->view.gather) cg_printf(o, " + %lld * %s", (long long)n->view.gstride, render_index(c, r, idx));
+    if (e) cg_printf(o, " + %lld * %s", (long long)n->view.gstride, ev);
     cg_printf(o, "]");
+    if (e && !n->view.gstrict) {
+      cg_printf(o, " : ");
+      literal(o, n->dtype, 0, 0);
+      cg_printf(o, ")");
+    }
   }
   if (n->view.masked) {
     cg_printf(o, " : ");
@@ -298,9 +310,13 @@ static void render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *con
     for (int j = 0; j < gv->shape.rank; j++)
       gidx[j] = c->k->gather_ids[stage][j] >= 0 ? space_idx[c->k->gather_ids[stage][j]] : "0";
     render_value(c, &v, gv->src[1], gidx, false);
-    cg_printf(&line, "g%d = (int64_t)%s;\n%*sif (g%d < 0 || g%d >= %lld) return 1;", stage, v.s, 2 * c->depth, "",
-              stage, stage, (long long)gv->view.gbound);
-    c->has_index = true;
+    if (gv->view.gstrict) {
+      cg_printf(&line, "g%d = (int64_t)%s;\n%*sif (g%d < 0 || g%d >= %lld) return 1;", stage, v.s, 2 * c->depth, "",
+                stage, stage, (long long)gv->view.gbound);
+      c->has_index = true;
+    } else {
+      cg_printf(&line, "g%d = (int64_t)%s;", stage, v.s);
+    }
   } else if (kind == SCHED_STMT_INIT) {
     init_literal(&v, ir_node_get(c->p->g, c->k->stages[stage]));
     cg_printf(&line, "acc%d = %s;", stage, v.s);

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The memory limit for one value (tensor.c): RAM, or ONNX2C_MEM_LIMIT. */
+size_t imp_mem_limit(void);
+
 /* Constant sub-graphs up to this many elements are evaluated while lowering. */
 #define FOLD_MAX_ELEMS (1 << 20)
 
@@ -190,13 +193,15 @@ ir_ref imp_attr_tensor(imp_node *n, const char *name) {
   return r;
 }
 
-static int const_values(imp_node *n, int i, void **data, ir_dtype *t) {
+static int const_values(imp_node *n, int i, void **data, ir_dtype *t, int max) {
   ir_ref r = imp_in(n, i);
   if (r == IR_NONE) return imp_fail(n, "input %d is missing", i);
   if (!ir_is_const(n->g, r))
     return imp_fail(n, "input %d ('%s') must be a compile-time constant here", i, n->proto->input[i]);
   const ir_node *x = ir_node_get(n->g, r);
   *t = x->dtype;
+  /* Checked before evaluating: a huge constant must not be computed first. */
+  if (ir_shape_numel(&x->shape) > max) return imp_fail(n, "input %d has too many values", i);
   if (x->op == IR_ALLOCATE) {
     *data = NULL;
     return (int)ir_shape_numel(&x->shape);
@@ -208,10 +213,9 @@ static int const_values(imp_node *n, int i, void **data, ir_dtype *t) {
 int imp_const_ints(imp_node *n, int i, int64_t *out, int max) {
   void *data;
   ir_dtype t;
-  int cnt = const_values(n, i, &data, &t);
+  int cnt = const_values(n, i, &data, &t, max);
   if (cnt < 0) return -1;
   const void *src = data ? data : ir_node_get(n->g, imp_in(n, i))->data;
-  if (cnt > max) cnt = -1, imp_fail(n, "input %d has too many values", i);
   for (int k = 0; k < cnt; k++) out[k] = ir_elem_i(t, src, k);
   free(data);
   return cnt;
@@ -220,10 +224,9 @@ int imp_const_ints(imp_node *n, int i, int64_t *out, int max) {
 int imp_const_floats(imp_node *n, int i, double *out, int max) {
   void *data;
   ir_dtype t;
-  int cnt = const_values(n, i, &data, &t);
+  int cnt = const_values(n, i, &data, &t, max);
   if (cnt < 0) return -1;
   const void *src = data ? data : ir_node_get(n->g, imp_in(n, i))->data;
-  if (cnt > max) cnt = -1, imp_fail(n, "input %d has too many values", i);
   for (int k = 0; k < cnt; k++) out[k] = ir_elem_f(t, src, k);
   free(data);
   return cnt;
@@ -333,6 +336,8 @@ static int add_inputs(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t 
         if (dim_value(c, d->dim_param, &s.d[k]))
           return ctx_fail(c, err, n, "graph input '%s': dimension %zu is symbolic ('%s'); give it a value with --dim %s=N",
                           vi->name, k, d->dim_param, d->dim_param);
+      } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+        return ctx_fail(c, err, n, "graph input '%s': negative dimension %lld", vi->name, (long long)d->dim_value);
       } else {
         return ctx_fail(c, err, n, "graph input '%s': dimension %zu is unknown", vi->name, k);
       }
@@ -368,12 +373,45 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
   char label[256];
   snprintf(label, sizeof label, "%s '%s'", op, name);
   ir_set_label(c->g, label);
-  if (fn) fn(&node);
+  /* Value names are unique in ONNX (SSA): redefining one is an error, not
+   * "last wins", since nodes reading it would silently see either value. */
+  for (int i = 0; fn && !c->node_failed && i < imp_nout(&node); i++) {
+    if (!imp_has_out(&node, i)) continue;
+    bool twice = lookup(c, np->output[i]) != NULL;
+    for (int j = 0; j < i; j++) twice |= !strcmp(np->output[j], np->output[i]);
+    if (twice) imp_fail(&node, "output '%s' is already defined (value names must be unique)", np->output[i]);
+  }
+  if (fn && !c->node_failed) fn(&node);
   for (int i = 0; !c->node_failed && !ir_failed(c->g) && i < imp_nout(&node); i++) {
     if (!imp_has_out(&node, i)) continue;
     value *v = lookup(c, np->output[i]);
-    if (!v) imp_fail(&node, "output %d ('%s') was not produced", i, np->output[i]);
-    else v->ref = fold(c, v->ref);
+    if (!v) {
+      imp_fail(&node, "output %d ('%s') was not produced", i, np->output[i]);
+      break;
+    }
+    /* Every output must have a valid shape that fits in memory: refused
+     * here, before anything downstream sizes buffers or folds it. */
+    const ir_node *x = ir_node_get(c->g, v->ref);
+    uint64_t numel = 1;
+    bool bad = false;
+    for (int k = 0; k < x->shape.rank && !bad; k++) {
+      if (x->shape.d[k] < 0) {
+        imp_fail(&node, "output '%s' has a negative dimension %lld", np->output[i], (long long)x->shape.d[k]);
+        bad = true;
+      } else if (x->shape.d[k] && numel > (UINT64_MAX / 16) / (uint64_t)x->shape.d[k]) {
+        imp_fail(&node, "output '%s': its size overflows", np->output[i]);
+        bad = true;
+      } else {
+        numel *= (uint64_t)x->shape.d[k];
+      }
+    }
+    if (bad) break;
+    if (numel * ir_dtype_size(x->dtype) > imp_mem_limit()) {
+      imp_fail(&node, "output '%s' needs %llu bytes, more than the memory limit (%zu bytes)", np->output[i],
+               (unsigned long long)(numel * ir_dtype_size(x->dtype)), imp_mem_limit());
+      break;
+    }
+    v->ref = fold(c, v->ref);
   }
   if (c->node_failed || ir_failed(c->g))
     return snprintf(err, n, "%s: node '%s' (%s, opset %d): %s", c->path, name, op, opset,
@@ -446,19 +484,23 @@ static int read_file(const char *path, uint8_t **buf, size_t *len, char *err, si
 
 static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t n) {
   if (!m->graph) return ctx_fail(c, err, n, "the model has no graph");
-  int opset = -1;
+  int64_t version = -1;
   for (size_t i = 0; i < m->n_opset_import; i++) {
     const Onnx__OperatorSetIdProto *o = m->opset_import[i];
-    if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx")) opset = (int)o->version;
+    if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx")) version = o->version;
   }
-  if (opset < 0) opset = m->n_opset_import ? -1 : 1;
-  if (opset < 1) return ctx_fail(c, err, n, "the model imports no default-domain opset");
-  if (opset > 18) return ctx_fail(c, err, n, "opset %d is newer than supported (up to 18)", opset);
+  if (version < 0 && !m->n_opset_import) version = 1;
+  if (version < 1) return ctx_fail(c, err, n, "the model imports no default-domain opset");
+  if (version > 18) return ctx_fail(c, err, n, "opset %lld is newer than supported (up to 18)", (long long)version);
+  int opset = (int)version;
   const Onnx__GraphProto *gp = m->graph;
   for (size_t i = 0; i < gp->n_initializer; i++) {
     char e[512];
     ir_ref r = imp_tensor_const(c, gp->initializer[i], e, sizeof e);
     if (r == IR_NONE) return ctx_fail(c, err, n, "initializer %zu: %s", i, e);
+    if (lookup(c, gp->initializer[i]->name ? gp->initializer[i]->name : ""))
+      return ctx_fail(c, err, n, "initializer %zu: name '%s' is already defined (value names must be unique)", i,
+                      gp->initializer[i]->name ? gp->initializer[i]->name : "");
     define(c, gp->initializer[i]->name ? gp->initializer[i]->name : "", r);
   }
   if (add_frozen(c, gp, err, n) || add_inputs(c, gp, err, n) || lower_nodes(c, gp, opset, err, n))

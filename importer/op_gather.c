@@ -31,6 +31,14 @@ static ir_ref wrap_indices(imp_node *n, ir_ref idx, int64_t v) {
 
 /* SUM over `axis` of WHERE(hit, data, 0), dropping the axis; bool data is
  * reduced with MAX over a byte copy (an OR). */
+static ir_ref select_sum(imp_node *n, ir_ref hit, ir_ref data, int axis);
+
+/* ONNX gathers reject indices out of range: so does the rewritten read. */
+static ir_ref strict(imp_node *n, ir_ref r) {
+  if (r != IR_NONE) ir_mark_index_strict(n->g, r);
+  return r;
+}
+
 static ir_ref select_sum(imp_node *n, ir_ref hit, ir_ref data, int axis) {
   ir_graph *g = n->g;
   ir_dtype t = imp_dtype(n, data);
@@ -73,7 +81,7 @@ static int lower_gather(imp_node *n) {
   for (int i = 0; i < rank; i++) vs.d[i] = i == vax ? v : 1;
   ir_ref w = ir_view_reshape(g, wrap_indices(n, idx, v), iv);
   ir_ref hit = ir_eq(g, ir_iota(g, vs, vax), w);
-  return imp_set_out(n, 0, select_sum(n, hit, ir_view_reshape(g, data, dv), vax));
+  return imp_set_out(n, 0, strict(n, select_sum(n, hit, ir_view_reshape(g, data, dv), vax)));
 }
 
 /* Iteration space I ++ [V]: data cut to the extent of the indices on the
@@ -103,7 +111,7 @@ static int lower_gather_elements(imp_node *n) {
   for (int i = 0; i <= r; i++) vs.d[i] = i == r ? v : 1;
   ir_ref w = ir_view_unsqueeze(g, wrap_indices(n, idx, v), r);
   ir_ref hit = ir_eq(g, ir_iota(g, vs, r), w);
-  return imp_set_out(n, 0, select_sum(n, hit, d, r));
+  return imp_set_out(n, 0, strict(n, select_sum(n, hit, d, r)));
 }
 
 /* The k indexed axes of data become one axis of V = their product and the
@@ -146,7 +154,7 @@ static int lower_gather_nd(imp_node *n) {
     vs.d[i] = i == vax ? v : 1;
   }
   ir_ref hit = ir_eq(g, ir_iota(g, vs, vax), ir_view_reshape(g, flat, fv));
-  return imp_set_out(n, 0, select_sum(n, hit, ir_view_reshape(g, data, dv), vax));
+  return imp_set_out(n, 0, strict(n, select_sum(n, hit, ir_view_reshape(g, data, dv), vax)));
 }
 
 const imp_op_entry imp_ops_gather[] = {

@@ -29,7 +29,8 @@ static void dump_node(const ir_graph *g, ir_ref r, FILE *f) {
     for (int i = 0; i < n->shape.rank; i++) fprintf(f, "%s%lld", i ? "," : "", (long long)n->view.stride[i]);
     fprintf(f, ")");
     if (n->view.gather)
-      fprintf(f, " gather(stride=%lld, bound=%lld)", (long long)n->view.gstride, (long long)n->view.gbound);
+      fprintf(f, " gather(stride=%lld, bound=%lld, %s)", (long long)n->view.gstride, (long long)n->view.gbound,
+              n->view.gstrict ? "strict" : "else 0");
     if (n->view.masked) {
       fprintf(f, " valid=(");
       for (int i = 0; i < n->shape.rank; i++)

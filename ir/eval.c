@@ -6,6 +6,18 @@
 
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
+
+/* One ir_eval may allocate at most this much for intermediate values: half
+ * the machine's RAM. A hostile model must get an error, not an OOM kill. */
+static size_t eval_budget(void) {
+  static size_t b;
+  if (!b) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    b = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 2 : (size_t)1 << 31;
+  }
+  return b;
+}
 
 double ir_elem_f(ir_dtype t, const void *b, int64_t i) {
   switch (t) {
@@ -108,16 +120,21 @@ static int64_t op_i(ir_op op, int64_t a, int64_t b) {
 typedef struct {
   ir_graph *g;
   void **memo;
+  size_t used; /* bytes allocated for memo */
 } evalctx;
 
-static void *eval_node(evalctx *c, ir_ref r);
+/* The value of an already evaluated node (a constant's own data). */
+static const void *value_of(evalctx *c, ir_ref r) {
+  const ir_node *n = &c->g->nodes[r];
+  return n->op == IR_ALLOCATE ? n->data : c->memo[r];
+}
 
 /* Elements of one node whose sources are all evaluated. */
 static int eval_compute(evalctx *c, const ir_node *n, void *out) {
   int64_t N = ir_shape_numel(&n->shape), idx[IR_MAX_RANK];
   const void *s[3] = {0};
   for (int k = 0; k < n->nsrc; k++)
-    if (!(s[k] = eval_node(c, n->src[k]))) return -1;
+    if (!(s[k] = value_of(c, n->src[k]))) return -1;
   ir_dtype st = n->nsrc ? c->g->nodes[n->src[0]].dtype : n->dtype;
   if (n->reduce) {
     const ir_node *x = &c->g->nodes[n->src[0]];
@@ -152,18 +169,19 @@ static int eval_compute(evalctx *c, const ir_node *n, void *out) {
     case IR_VIEW: {
       unflatten(&n->shape, i, idx);
       int64_t a = n->view.offset;
-      bool valid = true;
+      bool valid = true, n_pad_zero = false;
       for (int k = 0; k < n->shape.rank; k++) {
         valid &= idx[k] >= n->view.lo[k] && idx[k] < n->view.hi[k];
         a += n->view.stride[k] * idx[k];
       }
       if (n->view.gather) {
         int64_t e = ir_elem_i(c->g->nodes[n->src[1]].dtype, s[1], i);
-        if (e < 0 || e >= n->view.gbound)
+        if ((e < 0 || e >= n->view.gbound) && n->view.gstrict)
           return ir_fail(c->g, "index %lld is out of range [0, %lld)", (long long)e, (long long)n->view.gbound);
-        a += n->view.gstride * e;
+        if (e < 0 || e >= n->view.gbound) valid = false, n_pad_zero = true;
+        else a += n->view.gstride * e;
       }
-      if (!valid) ir_elem_set_f(n->dtype, out, i, n->view.pad_value);
+      if (!valid) ir_elem_set_f(n->dtype, out, i, n_pad_zero ? 0 : n->view.pad_value);
       else memcpy((char *)out + i * (int64_t)ir_dtype_size(n->dtype),
                   (const char *)s[0] + a * (int64_t)ir_dtype_size(n->dtype), ir_dtype_size(n->dtype));
       break;
@@ -205,28 +223,65 @@ static int eval_compute(evalctx *c, const ir_node *n, void *out) {
   return 0;
 }
 
-static void *eval_node(evalctx *c, ir_ref r) {
-  if (c->memo[r]) return c->memo[r];
-  const ir_node *n = &c->g->nodes[r];
-  if (n->op == IR_ALLOCATE) {
-    if (n->origin == IR_ORIGIN_INPUT) {
-      ir_fail(c->g, "'%s' is not a compile-time constant (it depends on input '%s')",
-              n->name ? n->name : "?", n->name ? n->name : "?");
-      return NULL;
+/* Evaluates `root` and what it depends on, iteratively (an explicit stack,
+ * no recursion: chains of any depth are fine). */
+static void *eval_node(evalctx *c, ir_ref root) {
+  size_t cap = 64, top = 0;
+  ir_ref *stack = malloc(cap * sizeof *stack);
+  IR_ASSERT(stack);
+  stack[top++] = root;
+  void *result = NULL;
+  bool failed = false;
+  while (top && !failed) {
+    ir_ref r = stack[top - 1];
+    const ir_node *n = &c->g->nodes[r];
+    if (n->op == IR_ALLOCATE) {
+      if (n->origin == IR_ORIGIN_INPUT) {
+        ir_fail(c->g, "'%s' is not a compile-time constant (it depends on input '%s')",
+                n->name ? n->name : "?", n->name ? n->name : "?");
+        failed = true;
+      }
+      top--;
+      continue;
     }
-    return (void *)n->data; /* not owned by memo: see ir_eval */
+    if (c->memo[r]) {
+      top--;
+      continue;
+    }
+    bool ready = true;
+    for (int k = 0; k < n->nsrc; k++) {
+      ir_ref s = n->src[k];
+      if (c->g->nodes[s].op == IR_ALLOCATE && c->g->nodes[s].origin != IR_ORIGIN_INPUT) continue;
+      if (c->memo[s]) continue;
+      if (top == cap) {
+        stack = realloc(stack, (cap *= 2) * sizeof *stack);
+        IR_ASSERT(stack);
+      }
+      stack[top++] = s;
+      ready = false;
+    }
+    if (!ready) continue;
+    size_t bytes = (size_t)ir_shape_numel(&n->shape) * ir_dtype_size(n->dtype);
+    if (bytes > eval_budget() - c->used) {
+      ir_fail(c->g, "constant folding needs more than %zu bytes", eval_budget());
+      failed = true;
+      break;
+    }
+    void *out = calloc(1, bytes ? bytes : 1);
+    IR_ASSERT(out);
+    c->used += bytes;
+    c->memo[r] = out;
+    if (eval_compute(c, n, out)) failed = true;
+    top--;
   }
-  size_t bytes = (size_t)ir_shape_numel(&n->shape) * ir_dtype_size(n->dtype);
-  void *out = calloc(1, bytes ? bytes : 1);
-  IR_ASSERT(out);
-  c->memo[r] = out;
-  if (eval_compute(c, n, out)) return NULL;
-  return out;
+  free(stack);
+  if (!failed) result = (void *)value_of(c, root);
+  return result;
 }
 
 int ir_eval(ir_graph *g, ir_ref r, void **out) {
   if (!ir_refs_ok(g, 1, &r)) return -1;
-  evalctx c = {g, calloc((size_t)g->nnodes, sizeof(void *))};
+  evalctx c = {g, calloc((size_t)g->nnodes, sizeof(void *)), 0};
   IR_ASSERT(c.memo);
   void *v = eval_node(&c, r);
   const ir_node *n = &g->nodes[r];

@@ -58,7 +58,8 @@ typedef struct {
  * when lo[k] <= ik < hi[k] on every axis; elsewhere it reads pad_value.
  * An indexed view (gather, made only by ir_rewrite_gather) has a second
  * source e of the view's shape and adds gstride * e(i) to the address;
- * e(i) outside [0, gbound) is an error at run time, never a read. */
+ * e(i) outside [0, gbound) is never read: it is an error at run time
+ * (gstrict) or reads 0, as the one-hot it replaces did. */
 typedef struct {
   ir_shape shape;
   int64_t stride[IR_MAX_RANK];
@@ -68,6 +69,7 @@ typedef struct {
   bool masked;
   double pad_value;
   bool gather;
+  bool gstrict; /* out of range: an error (else the read gives 0, as the one-hot did) */
   int64_t gstride, gbound;
 } ir_view;
 
@@ -91,6 +93,8 @@ typedef struct {
   const void *data;     /* ALLOCATE weight: bytes, owned by the graph */
   const char *label;    /* the ONNX node this came from (for comments) */
   bool is_const;        /* no graph input reaches this node */
+  bool strict_index;    /* reduce: a one-hot whose index must be in range (ONNX
+                           Gather); rewritten, out of range is an error, not 0 */
 } ir_node;
 
 typedef struct ir_graph ir_graph;
@@ -213,6 +217,10 @@ double ir_elem_f(ir_dtype t, const void *buf, int64_t i);
 int64_t ir_elem_i(ir_dtype t, const void *buf, int64_t i);
 void ir_elem_set_f(ir_dtype t, void *buf, int64_t i, double v);
 void ir_elem_set_i(ir_dtype t, void *buf, int64_t i, int64_t v);
+
+/* Marks the reduction under `r` (through views) as a strict one-hot: an
+ * index out of range is an error in the rewritten read (ONNX Gather). */
+void ir_mark_index_strict(ir_graph *g, ir_ref r);
 
 /* The gather rewrite (rewrite.c): a reduction over one axis v of
  * WHERE(EQ(iota_v, e), X, 0) (or X * CAST(EQ(..)), operands in either

@@ -191,6 +191,7 @@ static bool rewrite_one(ir_graph *g, ir_ref r) {
   ir_view view;
   if (!data_view(g, data, &space, &buf, &view)) return false;
   view.gather = true;
+  view.gstrict = R->strict_index;
   view.gstride = view.stride[v];
   view.gbound = space.d[v];
   view.stride[v] = 0;
@@ -210,6 +211,11 @@ static bool rewrite_one(ir_graph *g, ir_ref r) {
   ir_ref gv = ir_add_node(g, &x);
   ir_replace_uses(g, r, gv);
   return true;
+}
+
+void ir_mark_index_strict(ir_graph *g, ir_ref r) {
+  while (r >= 0 && r < g->nnodes && g->nodes[r].op == IR_VIEW && g->nodes[r].nsrc == 1) r = g->nodes[r].src[0];
+  if (r >= 0 && r < g->nnodes && g->nodes[r].reduce) g->nodes[r].strict_index = true;
 }
 
 int ir_rewrite_gather(ir_graph *g) {
