@@ -19,7 +19,7 @@ static const char usage[] =
     "compile  writes DIR/PREFIX.c, PREFIX.h and PREFIX.weights (default: ./PREFIX.*)\n"
     "run      compiles into a temporary directory, builds with the C compiler, runs\n"
     "         on the inputs and writes OUTDIR/output_K.pb; with --expect, compares\n"
-    "         each output (|a-b| <= 1e-5 + 1e-3|b|) and fails on a mismatch\n"
+    "         each output (|a-b| <= atol + rtol|b|) and fails on a mismatch\n"
     "verify   runs the model and onnxruntime on the same inputs (random with a\n"
     "         fixed seed when none are given) and prints PASS/FAIL per output\n"
     "\n"
@@ -37,6 +37,8 @@ static const char usage[] =
     "      --no-fuse           one primitive per kernel (debugging)\n"
     "      --cflags FLAGS      C compiler flags for run/verify (default: -O2)\n"
     "      --seed N            seed of verify's random inputs (default: 1)\n"
+    "      --atol X, --rtol X  tolerances of run --expect and verify: |a-b| <= atol +\n"
+    "                          rtol|b| (defaults 1e-5 and 1e-3)\n"
     "  -v, --verbose           per-stage timing on stderr\n"
     "  -h, --help              this text\n"
     "      --version           print the version\n";
@@ -46,6 +48,7 @@ typedef struct {
   const char *inputs[MAX_FILES], *expects[MAX_FILES], *dims[MAX_FILES], *freeze[MAX_FILES];
   int nin, nexp, ndims, nfreeze;
   unsigned seed;
+  double atol, rtol;
   rt_options rt;
 } args;
 
@@ -62,9 +65,12 @@ static int parse(int argc, char **argv, args *a) {
       {"no-fuse", no_argument, 0, 'F'},      {"cflags", required_argument, 0, 'C'},
       {"seed", required_argument, 0, 'S'},   {"verbose", no_argument, 0, 'v'},
       {"freeze", required_argument, 0, 'Z'},  {"no-rewrite", no_argument, 0, 'R'},
+      {"atol", required_argument, 0, 'A'},    {"rtol", required_argument, 0, 'T'},
       {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0}};
   a->seed = 1;
+  a->atol = 1e-5;
+  a->rtol = 1e-3;
   int c;
   while ((c = getopt_long(argc, argv, "o:n:i:e:d:vh", longopts, NULL)) != -1) {
     switch (c) {
@@ -93,6 +99,8 @@ static int parse(int argc, char **argv, args *a) {
       break;
     case 'F': a->rt.sched.no_fuse = true; break;
     case 'R': a->rt.no_rewrite = true; break;
+    case 'A': a->atol = strtod(optarg, NULL); break;
+    case 'T': a->rtol = strtod(optarg, NULL); break;
     case 'C': a->cflags = optarg; break;
     case 'S': a->seed = (unsigned)strtoul(optarg, NULL, 10); break;
     case 'v': a->rt.verbose = true; break;
@@ -168,7 +176,7 @@ static int cmd_run(args *a) {
       imp_tensor want;
       if ((rc = rt_tensor_read(a->expects[i], &want, err, sizeof err))) break;
       rt_diff d;
-      bool ok = rt_compare(&outs[i], &want, 1e-5, 1e-3, &d);
+      bool ok = rt_compare(&outs[i], &want, a->atol, a->rtol, &d);
       char sh[128];
       ir_shape_str(&want.shape, sh, sizeof sh);
       printf("output %d '%s' %s%s: max abs %.3g, max rel %.3g, %lld mismatches: %s\n", i, outs[i].name,
@@ -239,7 +247,7 @@ static int cmd_verify(args *a) {
     snprintf(p, sizeof p, "%s/output_%d.pb", outdir, i);
     if ((rc = rt_tensor_read(p, &want, err, sizeof err))) break;
     rt_diff d;
-    bool ok = rt_compare(&outs[i], &want, 1e-5, 1e-3, &d);
+    bool ok = rt_compare(&outs[i], &want, a->atol, a->rtol, &d);
     ir_shape_str(&want.shape, sh, sizeof sh);
     printf("output %d '%s' %s%s: max abs err %.3g, max rel err %.3g: %s\n", i, outs[i].name,
            ir_dtype_name(want.dtype), sh, d.max_abs, d.max_rel, ok ? "PASS" : "FAIL");

@@ -120,7 +120,9 @@ static int64_t op_i(ir_op op, int64_t a, int64_t b) {
 typedef struct {
   ir_graph *g;
   void **memo;
-  size_t used; /* bytes allocated for memo */
+  size_t used;   /* bytes allocated for memo */
+  ir_ref *touched; /* the memo entries set, to free and clear them */
+  size_t ntouched, cap;
 } evalctx;
 
 /* The value of an already evaluated node (a constant's own data). */
@@ -271,6 +273,11 @@ static void *eval_node(evalctx *c, ir_ref root) {
     IR_ASSERT(out);
     c->used += bytes;
     c->memo[r] = out;
+    if (c->ntouched == c->cap) {
+      c->touched = realloc(c->touched, (c->cap = c->cap ? 2 * c->cap : 64) * sizeof *c->touched);
+      IR_ASSERT(c->touched);
+    }
+    c->touched[c->ntouched++] = r;
     if (eval_compute(c, n, out)) failed = true;
     top--;
   }
@@ -281,7 +288,17 @@ static void *eval_node(evalctx *c, ir_ref root) {
 
 int ir_eval(ir_graph *g, ir_ref r, void **out) {
   if (!ir_refs_ok(g, 1, &r)) return -1;
-  evalctx c = {g, calloc((size_t)g->nnodes, sizeof(void *)), 0};
+  /* The memo table is kept between calls (cleared entry by entry): the
+   * importer folds after every node, and a fresh table per call made a long
+   * chain quadratic. Not thread-safe, like the rest of the importer. */
+  static void **memo;
+  static int memo_cap;
+  if (memo_cap < g->nnodes) {
+    free(memo);
+    memo_cap = g->nnodes * 2;
+    memo = calloc((size_t)memo_cap, sizeof(void *));
+  }
+  evalctx c = {g, memo, 0, NULL, 0, 0};
   IR_ASSERT(c.memo);
   void *v = eval_node(&c, r);
   const ir_node *n = &g->nodes[r];
@@ -292,8 +309,10 @@ int ir_eval(ir_graph *g, ir_ref r, void **out) {
     IR_ASSERT(*out);
     memcpy(*out, v, bytes);
   }
-  for (int i = 0; i < g->nnodes; i++)
-    if (g->nodes[i].op != IR_ALLOCATE) free(c.memo[i]);
-  free(c.memo);
+  for (size_t i = 0; i < c.ntouched; i++) {
+    free(c.memo[c.touched[i]]);
+    c.memo[c.touched[i]] = NULL;
+  }
+  free(c.touched);
   return v ? 0 : -1;
 }
