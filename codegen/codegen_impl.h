@@ -16,6 +16,7 @@ typedef struct {
 typedef struct {
   uint32_t helpers;                          /* bit per dtype */
   uint8_t casts[IR_DTYPE_COUNT][IR_DTYPE_COUNT];
+  bool simd; /* O2C_SIMD_SUM is used */
 } cg_out;
 
 /* A value already computed in the current statement: node `r` at the

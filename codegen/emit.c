@@ -29,6 +29,14 @@ const char *cg_ctype(ir_dtype t) {
   }
 }
 
+/* An integer from a double without undefined behaviour (NaN, inf, range). */
+static int64_t to_int(double f) {
+  if (f != f) return 0;
+  if (f >= 9.2e18) return INT64_MAX;
+  if (f <= -9.2e18) return INT64_MIN;
+  return (int64_t)f;
+}
+
 static void literal(cg_buf *o, ir_dtype t, double f, int64_t i) {
   if (ir_dtype_is_float(t)) {
     if (isnan(f)) cg_printf(o, "%sNAN", t == IR_F32 ? "" : "(double)");
@@ -141,7 +149,7 @@ static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
   }
   if (n->view.masked) {
     cg_printf(o, " : ");
-    literal(o, n->dtype, n->view.pad_value, (int64_t)n->view.pad_value);
+    literal(o, n->dtype, n->view.pad_value, to_int(n->view.pad_value));
     cg_printf(o, ")");
   }
 }
@@ -275,7 +283,7 @@ static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bo
 static void init_literal(cg_buf *v, const ir_node *r) {
   if (r->op != IR_MAX) literal(v, r->dtype, r->op == IR_MUL, r->op == IR_MUL);
   else if (r->dtype == IR_I64) cg_printf(v, "INT64_MIN");
-  else literal(v, r->dtype, ir_dtype_lowest(r->dtype), (int64_t)ir_dtype_lowest(r->dtype));
+  else literal(v, r->dtype, ir_dtype_lowest(r->dtype), to_int(ir_dtype_lowest(r->dtype)));
 }
 
 /* One statement at iteration `space_idx` (one expression per axis of the
@@ -456,6 +464,28 @@ static void print_user(cg_kernel *c, isl_ast_node *node) {
   isl_ast_expr_free(call);
 }
 
+/* The innermost loop of a sum accumulates in a scalar: let the compiler
+ * vectorise it by reassociating that sum (O2C_SIMD_SUM, see program.c). */
+static void simd_pragma(cg_kernel *c, isl_ast_node *loop) {
+  isl_ast_node *body = isl_ast_node_for_get_body(loop);
+  if (isl_ast_node_get_type(body) == isl_ast_node_user) {
+    isl_ast_expr *call = isl_ast_node_user_get_expr(body);
+    isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
+    isl_id *id = isl_ast_expr_get_id(fn);
+    int stage;
+    if (sched_stmt_of(isl_id_get_name(id), &stage) == SCHED_STMT_UPDATE &&
+        ir_node_get(c->p->g, c->k->stages[stage])->op == IR_ADD &&
+        ir_dtype_is_float(ir_node_get(c->p->g, c->k->stages[stage])->dtype)) {
+      cg_line(c->body, c->depth, "O2C_SIMD_SUM(acc%d)", stage);
+      c->out->simd = true;
+    }
+    isl_id_free(id);
+    isl_ast_expr_free(fn);
+    isl_ast_expr_free(call);
+  }
+  isl_ast_node_free(body);
+}
+
 static void print_node(cg_kernel *c, isl_ast_node *node) {
   switch (isl_ast_node_get_type(node)) {
   case isl_ast_node_for: {
@@ -466,6 +496,7 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
     print_expr(&b, init);
     print_expr(&cd, cond);
     print_expr(&s, inc);
+    simd_pragma(c, node);
     cg_line(c->body, c->depth, "for (int64_t %s = %s; %s; %s += %s) {", i.s, b.s, cd.s, i.s, s.s);
     free(i.s), free(b.s), free(cd.s), free(s.s);
     isl_ast_expr_free(it), isl_ast_expr_free(init), isl_ast_expr_free(cond), isl_ast_expr_free(inc);

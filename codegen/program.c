@@ -160,6 +160,13 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
           p->nkernels, (long long)p->arena_size, (long long)p->weights_size);
   fprintf(c, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include \"%s.h\"\n\n", N);
   fprintf(c, "#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))\n\n");
+  if (out.simd)
+    fprintf(c, "/* Build with -fopenmp-simd -DONNX2C_OMP_SIMD (or -fopenmp) to let the compiler\n"
+               " * vectorise sums by reassociating them; without, they stay in order. */\n"
+               "#if defined(_OPENMP) || defined(ONNX2C_OMP_SIMD)\n"
+               "#define O2C_PRAGMA(x) _Pragma(#x)\n"
+               "#define O2C_SIMD_SUM(v) O2C_PRAGMA(omp simd reduction(+ : v))\n"
+               "#else\n#define O2C_SIMD_SUM(v)\n#endif\n\n");
   emit_helpers(c, &out);
   fprintf(c, "\n%s", kernels.s ? kernels.s : "");
   fprintf(c, "int %s_run(const void *const *inputs, void *const *outputs, const void *weights, void *arena) {\n", N);

@@ -61,7 +61,9 @@ static ir_ref scalar_of(ir_graph *g, ir_dtype t, double f, int64_t i) {
 
 /* ceil((limit - start) / delta) clamped at 0, in exact integer arithmetic. */
 static int64_t range_count_int(int64_t start, int64_t limit, int64_t delta) {
-  int64_t diff = limit - start, q = diff / delta;
+  int64_t diff;
+  if (__builtin_sub_overflow(limit, start, &diff)) return -1; /* the caller reports it */
+  int64_t q = diff / delta;
   if (q * delta != diff && (diff < 0) == (delta < 0)) q++;
   return q > 0 ? q : 0;
 }
@@ -80,9 +82,11 @@ static int lower_range(imp_node *n) {
   int64_t cnt;
   if (ir_dtype_is_float(t)) {
     double c = ceil((f[1] - f[0]) / f[2]);
+    if (c != c || c > 1e15) return imp_fail(n, "the number of elements is not finite or too large");
     cnt = c > 0 ? (int64_t)c : 0;
   } else {
     cnt = range_count_int(v[0], v[1], v[2]);
+    if (cnt < 0) return imp_fail(n, "limit - start overflows");
   }
   ir_graph *g = n->g;
   ir_shape s = {.rank = 1, .d = {cnt}};

@@ -121,6 +121,7 @@ static int lower_reshape(imp_node *n) {
       continue;
     }
     if (d < 0) return imp_fail(n, "invalid target dimension %lld", (long long)d);
+    if (d && known > INT64_MAX / d) return imp_fail(n, "the target shape's size overflows");
     o.d[i] = d;
     known *= d;
   }
@@ -314,6 +315,7 @@ static int lower_tile(imp_node *n) {
   if (cnt != s.rank) return imp_fail(n, "repeats has %d entries for rank %d", cnt, s.rank);
   for (int i = 0; i < s.rank; i++) {
     if (rep[i] < 0) return imp_fail(n, "negative repeat");
+    if (rep[i] && s.d[i] > INT64_MAX / 16 / rep[i]) return imp_fail(n, "the tiled size overflows");
     if (rep[i] != 1) {
       if (u.rank >= IR_MAX_RANK) return imp_fail(n, "too many repeated axes");
       u.d[u.rank] = 1;

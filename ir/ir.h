@@ -228,6 +228,13 @@ void ir_mark_index_strict(ir_graph *g, ir_ref r);
  * of a buffer, becomes the indexed read X[.., e, ..]: Theta(output) work
  * instead of Theta(output * V). Returns the number of rewrites. */
 int ir_rewrite_gather(ir_graph *g);
+/* Weights are constants: a strided (permuted, sliced) view of a weight is
+ * evaluated at compile time into a new weight laid out as the view reads it
+ * (broadcast axes kept as views), so kernels read weights with unit stride
+ * along their innermost axis (e.g. MatMul's B as B^T). Returns the number
+ * of weights repacked. */
+int ir_rewrite_weight_layout(ir_graph *g);
+
 /* Renumbers the nodes in a topological order and drops those no output
  * needs (graph inputs stay). Node references held elsewhere are invalid
  * afterwards. Rewrites that add nodes call it to keep the invariant that a

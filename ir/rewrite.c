@@ -225,3 +225,55 @@ int ir_rewrite_gather(ir_graph *g) {
   if (count) ir_compact(g);
   return count;
 }
+
+/* Does `v` read its source row-major and contiguously (ignoring broadcast)? */
+static bool reads_in_order(const ir_view *v) {
+  int64_t expect = 1;
+  for (int k = v->shape.rank - 1; k >= 0; k--) {
+    if (v->shape.d[k] == 1 || v->stride[k] == 0) continue;
+    if (v->stride[k] != expect) return false;
+    expect *= v->shape.d[k];
+  }
+  return true;
+}
+
+static bool repack_one(ir_graph *g, ir_ref r) {
+  const ir_node *n = &g->nodes[r];
+  if (n->op != IR_VIEW || n->view.gather || n->view.masked || reads_in_order(&n->view)) return false;
+  const ir_node *w = &g->nodes[n->src[0]];
+  if (w->op != IR_ALLOCATE || w->origin != IR_ORIGIN_WEIGHT) return false;
+  /* the compact shape: broadcast axes become 1 */
+  ir_node c = *n;
+  for (int k = 0; k < c.shape.rank; k++)
+    if (c.view.stride[k] == 0) c.shape.d[k] = c.view.shape.d[k] = 1, c.view.hi[k] = 1;
+  if (ir_shape_numel(&c.shape) > ir_shape_numel(&w->shape)) return false;
+  c.label = NULL;
+  ir_ref cv = ir_add_node(g, &c);
+  void *data;
+  if (ir_eval(g, cv, &data)) return false;
+  ir_ref k = ir_const(g, g->nodes[n->src[0]].name, c.dtype, c.shape, data);
+  free(data);
+  n = &g->nodes[r];
+  ir_node x = *n;
+  x.src[0] = k;
+  x.view = ir_view_contiguous(&c.shape);
+  x.view.shape = n->shape;
+  for (int i = 0; i < x.shape.rank; i++) {
+    x.view.hi[i] = x.shape.d[i];
+    if (c.shape.d[i] == 1) x.view.stride[i] = 0;
+  }
+  ir_ref nv = ir_add_node(g, &x);
+  ir_replace_uses(g, r, nv);
+  return true;
+}
+
+int ir_rewrite_weight_layout(ir_graph *g) {
+  if (g->failed) return 0;
+  int n = g->nnodes, count = 0;
+  char *live = ir_live_nodes(g);
+  for (int r = 0; r < n; r++)
+    if (live[r]) count += repack_one(g, r);
+  free(live);
+  if (count) ir_compact(g);
+  return count;
+}

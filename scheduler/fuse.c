@@ -39,13 +39,22 @@ static void materialise(fuse_ctx *f, ir_ref r) {
   if (!f->mat[r]) f->mat[r] = 1, f->changed = true;
 }
 
+/* Inline expressions deeper than this are cut (materialised): it bounds
+ * the recursion of every walk over a kernel's expression (here, trace_ok,
+ * codegen's rendering), whatever the depth of the graph. */
+#define MAX_INLINE_DEPTH 64
+
 /* Claims the inline expression below `x` for kernel `root`. */
-static void own(fuse_ctx *f, ir_ref root, ir_ref x) {
+static void own(fuse_ctx *f, ir_ref root, ir_ref x, int depth) {
   const ir_node *n = ir_node_get(f->p->g, x);
   for (int i = 0; i < n->nsrc; i++) {
     ir_ref s = n->src[i];
     const ir_node *sn = ir_node_get(f->p->g, s);
     if (f->mat[s]) continue;
+    if (depth >= MAX_INLINE_DEPTH && sn->op != IR_LOAD && sn->op != IR_INDEX_COMPONENTS) {
+      materialise(f, s);
+      continue;
+    }
     if (n->op == IR_VIEW && i == 0 && sn->op != IR_LOAD) {
       int map[IR_MAX_RANK];
       if (!ir_view_broadcast_map(&n->view, &sn->shape, map)) {
@@ -61,7 +70,7 @@ static void own(fuse_ctx *f, ir_ref root, ir_ref x) {
       if (f->owner[s] == root) continue; /* already walked */
       f->owner[s] = root;
     }
-    own(f, root, s);
+    own(f, root, s, depth + 1);
   }
 }
 
@@ -284,8 +293,9 @@ char *sched_fuse(sched_program *p, const sched_options *opt, const char *live) {
   do {
     f.changed = false;
     for (int r = 0; r < n; r++) f.owner[r] = -1;
-    for (int r = 0; r < n; r++)
-      if (live[r] && f.mat[r] && ir_node_get(g, r)->op != IR_ALLOCATE) own(&f, r, r);
+    /* consumers first: a node materialised while claiming is claimed later in the same pass */
+    for (int r = n - 1; r >= 0; r--)
+      if (live[r] && f.mat[r] && ir_node_get(g, r)->op != IR_ALLOCATE) own(&f, r, r, 0);
     if (f.changed) continue;
     p->nkernels = 0;
     for (int r = 0; r < n && !f.changed; r++) {
