@@ -36,7 +36,7 @@ ROOT = os.path.dirname(BENCH)
 WORK = os.path.join(BENCH, 'work')
 ONNX2C = os.path.abspath(os.environ.get('ONNX2C', os.path.join(ROOT, 'build', 'onnx2c-caten')))
 CC = os.environ.get('CC', 'cc')
-CFLAGS = ['-O3', '-march=native']
+CFLAGS = ['-O3', '-march=native', '-fno-math-errno', '-fopenmp-simd', '-DONNX2C_OMP_SIMD']
 PY = '/usr/bin/python3'
 NODE = shutil.which('node') or 'node'
 HARNESS_C = os.path.join(BENCH, 'common', 'harness.c')

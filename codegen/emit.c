@@ -496,6 +496,11 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
     print_expr(&b, init);
     print_expr(&cd, cond);
     print_expr(&s, inc);
+    /* OpenMP's canonical loop form wants the bare comparison */
+    if (cd.s[0] == '(' && cd.s[cd.n - 1] == ')') {
+      memmove(cd.s, cd.s + 1, cd.n - 2);
+      cd.s[cd.n - 2] = 0;
+    }
     simd_pragma(c, node);
     cg_line(c->body, c->depth, "for (int64_t %s = %s; %s; %s += %s) {", i.s, b.s, cd.s, i.s, s.s);
     free(i.s), free(b.s), free(cd.s), free(s.s);

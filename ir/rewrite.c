@@ -240,18 +240,20 @@ static bool reads_in_order(const ir_view *v) {
 static bool repack_one(ir_graph *g, ir_ref r) {
   const ir_node *n = &g->nodes[r];
   if (n->op != IR_VIEW || n->view.gather || n->view.masked || reads_in_order(&n->view)) return false;
-  const ir_node *w = &g->nodes[n->src[0]];
+  ir_ref wref = n->src[0];
+  const ir_node *w = &g->nodes[wref];
   if (w->op != IR_ALLOCATE || w->origin != IR_ORIGIN_WEIGHT) return false;
+  const char *wname = w->name;
   /* the compact shape: broadcast axes become 1 */
   ir_node c = *n;
   for (int k = 0; k < c.shape.rank; k++)
     if (c.view.stride[k] == 0) c.shape.d[k] = c.view.shape.d[k] = 1, c.view.hi[k] = 1;
   if (ir_shape_numel(&c.shape) > ir_shape_numel(&w->shape)) return false;
   c.label = NULL;
-  ir_ref cv = ir_add_node(g, &c);
+  ir_ref cv = ir_add_node(g, &c); /* invalidates n and w */
   void *data;
   if (ir_eval(g, cv, &data)) return false;
-  ir_ref k = ir_const(g, g->nodes[n->src[0]].name, c.dtype, c.shape, data);
+  ir_ref k = ir_const(g, wname, c.dtype, c.shape, data);
   free(data);
   n = &g->nodes[r];
   ir_node x = *n;

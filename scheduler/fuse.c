@@ -22,6 +22,7 @@ typedef struct {
   int *owner;  /* kernel root that computes an inline node */
   uint64_t *seen; /* trace_ok: the axis ids a node was checked with (0: not yet) */
   bool changed;
+  bool restart; /* a conflict made this pass's ownership stale */
 } fuse_ctx;
 
 /* The axis ids of a node packed into a non-zero word (ids are -1..11). */
@@ -44,8 +45,39 @@ static void materialise(fuse_ctx *f, ir_ref r) {
  * codegen's rendering), whatever the depth of the graph. */
 #define MAX_INLINE_DEPTH 64
 
+/* Does the inline value `x`, broadcast to `space`, read memory per element?
+ * A reduction is an accumulator of this very kernel (a stage: free to
+ * reuse) only when the broadcast goes back exactly onto its own iteration
+ * space, as in a softmax or a norm; otherwise it counts as memory (it will
+ * be another kernel's buffer). Unknown depth counts as memory. */
+static bool reads_memory(fuse_ctx *f, ir_ref x, const ir_shape *space, int depth) {
+  const ir_node *n = ir_node_get(f->p->g, x);
+  if (f->mat[x] || n->op == IR_ALLOCATE || depth > 16) return true;
+  if (n->reduce) return !ir_shape_eq(&ir_node_get(f->p->g, n->src[0])->shape, space);
+  if (n->op == IR_VIEW) return !n->view.gather && n->op == IR_VIEW && ir_node_get(f->p->g, n->src[0])->op != IR_LOAD;
+  for (int i = 0; i < n->nsrc; i++)
+    if (reads_memory(f, n->src[i], space, depth + 1)) return true;
+  return false;
+}
+
+/* Would inlining `s` under the broadcast view `v` recompute a value that
+ * reads memory for each of many broadcast elements (e.g. a normalised row
+ * re-derived for every output column of the matmul reading it)? Values made
+ * only of this kernel's accumulators and constants stay inline: that is what
+ * keeps a softmax or a layer norm in one kernel. */
+static bool recomputes(fuse_ctx *f, const ir_node *v, ir_ref s) {
+  const ir_node *sn = ir_node_get(f->p->g, s);
+  if (sn->op == IR_VIEW || sn->op == IR_INDEX_COMPONENTS) return false;
+  int64_t a = ir_shape_numel(&v->shape), b = ir_shape_numel(&sn->shape);
+  int map[IR_MAX_RANK];
+  bool in_place = sn->shape.rank == v->shape.rank && ir_view_broadcast_map(&v->view, &sn->shape, map);
+  for (int j = 0; in_place && j < sn->shape.rank; j++) in_place = map[j] < 0 || map[j] == j;
+  if (b <= 0 || a / b < 4) return false;
+  return !in_place || reads_memory(f, s, &v->shape, 0);
+}
+
 /* Claims the inline expression below `x` for kernel `root`. */
-static void own(fuse_ctx *f, ir_ref root, ir_ref x, int depth) {
+static void own(fuse_ctx *f, ir_ref root, ir_ref x, int depth, bool index) {
   const ir_node *n = ir_node_get(f->p->g, x);
   for (int i = 0; i < n->nsrc; i++) {
     ir_ref s = n->src[i];
@@ -57,20 +89,25 @@ static void own(fuse_ctx *f, ir_ref root, ir_ref x, int depth) {
     }
     if (n->op == IR_VIEW && i == 0 && sn->op != IR_LOAD) {
       int map[IR_MAX_RANK];
-      if (!ir_view_broadcast_map(&n->view, &sn->shape, map)) {
+      /* a gather's index is computed once per outer iteration anyway (hoisted) */
+      if (!ir_view_broadcast_map(&n->view, &sn->shape, map) || (!index && recomputes(f, n, s))) {
         materialise(f, s);
         continue;
       }
     }
     if (!is_free(sn)) {
       if (f->owner[s] >= 0 && f->owner[s] != root) {
+        /* needed by two kernels: the other one claimed what lies below s too,
+         * so this pass's ownership is stale from here on */
         materialise(f, s);
-        continue;
+        f->restart = true;
+        return;
       }
       if (f->owner[s] == root) continue; /* already walked */
       f->owner[s] = root;
     }
-    own(f, root, s, depth + 1);
+    own(f, root, s, depth + 1, n->op == IR_VIEW && n->view.gather && i == 1);
+    if (f->restart) return;
   }
 }
 
@@ -194,6 +231,54 @@ static void hoist_gathers(fuse_ctx *f, sched_kernel *k) {
   }
 }
 
+/* Adds the bytes of every buffer the inline value `x` reads to weight[a]
+ * of each space axis a its address depends on. */
+static void weigh_reads(fuse_ctx *f, const sched_kernel *k, ir_ref x, const int *ids, bool top,
+                        double *weight) {
+  const ir_node *n = ir_node_get(f->p->g, x);
+  if (!top && stage_index(k->stages, k->nstages, x) >= 0) return;
+  ir_ref buf = !top && f->mat[x] ? x : n->op == IR_VIEW && f->mat[n->src[0]] ? n->src[0] : -1;
+  if (buf >= 0) {
+    const ir_node *b = ir_node_get(f->p->g, buf);
+    double bytes = (double)ir_shape_numel(&b->shape) * (double)ir_dtype_size(b->dtype);
+    uint32_t d = deps_of(f, k, x, ids);
+    for (int a = 0; a < IR_MAX_RANK; a++)
+      if (d & (1u << a)) weight[a] += bytes;
+    if (n->op == IR_VIEW && n->view.gather) weigh_reads(f, k, n->src[1], ids, false, weight);
+    return;
+  }
+  if (n->op == IR_VIEW) {
+    const ir_node *s = ir_node_get(f->p->g, n->src[0]);
+    int map[IR_MAX_RANK], sids[IR_MAX_RANK];
+    if (s->op == IR_LOAD || !ir_view_broadcast_map(&n->view, &s->shape, map)) return;
+    for (int j = 0; j < s->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
+    weigh_reads(f, k, n->src[0], sids, false, weight);
+    return;
+  }
+  for (int i = 0; i < n->nsrc; i++) weigh_reads(f, k, n->src[i], ids, false, weight);
+}
+
+/* Orders the outer axes of a reduction kernel by the bytes of the operands
+ * they index, largest first: the loop over the rows of the biggest operand
+ * (a weight matrix) runs outermost, so each row is reused from cache by the
+ * loops inside instead of being streamed once per row of the small operand.
+ * Outer axes write distinct outputs and read only inputs: any order is legal. */
+static void order_outer(fuse_ctx *f, sched_kernel *k) {
+  if (!k->nstages || k->nouter < 2) return;
+  double weight[IR_MAX_RANK] = {0};
+  int ids[IR_MAX_RANK];
+  for (int i = 0; i < k->nstages; i++) {
+    for (int j = 0; j < IR_MAX_RANK; j++) ids[j] = j;
+    weigh_reads(f, k, ir_node_get(f->p->g, k->stages[i])->src[0], ids, false, weight);
+  }
+  for (int i = 1; i < k->nouter; i++)
+    for (int j = i; j > 0 && weight[k->outer[j]] > weight[k->outer[j - 1]]; j--) {
+      int t = k->outer[j];
+      k->outer[j] = k->outer[j - 1];
+      k->outer[j - 1] = t;
+    }
+}
+
 /* Axes of `s` with size != 1. */
 static int nonone(const ir_shape *s, int64_t *d) {
   int n = 0;
@@ -264,6 +349,7 @@ static bool shape_kernel(fuse_ctx *f, sched_kernel *k) {
   for (int j = 0; j < root->shape.rank; j++) ids[j] = k->root_axis[j];
   if (!trace_ok(f, k, k->root, ids, true)) return false;
   hoist_gathers(f, k);
+  order_outer(f, k);
   return true;
 }
 
@@ -281,7 +367,7 @@ char *sched_fuse(sched_program *p, const sched_options *opt, const char *live) {
   ir_graph *g = p->g;
   int n = ir_graph_count(g);
   fuse_ctx f = {p, calloc((size_t)n + 1, 1), malloc(((size_t)n + 1) * sizeof(int)),
-                calloc((size_t)n + 1, sizeof(uint64_t)), false};
+                calloc((size_t)n + 1, sizeof(uint64_t)), false, false};
   SCHED_ASSERT(f.mat && f.owner && f.seen);
   for (int i = 0; i < ir_output_count(g); i++) f.mat[ir_output(g, i)] = 1;
   for (int r = 0; r < n; r++) {
@@ -294,8 +380,9 @@ char *sched_fuse(sched_program *p, const sched_options *opt, const char *live) {
     f.changed = false;
     for (int r = 0; r < n; r++) f.owner[r] = -1;
     /* consumers first: a node materialised while claiming is claimed later in the same pass */
-    for (int r = n - 1; r >= 0; r--)
-      if (live[r] && f.mat[r] && ir_node_get(g, r)->op != IR_ALLOCATE) own(&f, r, r, 0);
+    f.restart = false;
+    for (int r = n - 1; r >= 0 && !f.restart; r--)
+      if (live[r] && f.mat[r] && ir_node_get(g, r)->op != IR_ALLOCATE) own(&f, r, r, 0, false);
     if (f.changed) continue;
     p->nkernels = 0;
     for (int r = 0; r < n && !f.changed; r++) {
