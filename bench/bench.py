@@ -305,23 +305,24 @@ def bench_llama(keys, threads_list, rows, peaks, compile_log):
         except Exception as e:  # generator failure
             rows.append(dict(model=label, threads='-', error='generator: ' + str(e)))
             continue
-        od = os.path.join(d, 'gen')
-        try:
-            ct = compile_model(model, od, key)
-            log(f'  {label}: onnx2c-caten {ct:.2f} s')
-            bt, omp = build_harness(od, key)
-            log(f'  {label}: cc {bt:.2f} s{" (-fopenmp)" if omp else ""}')
-            compile_log.append((label, ct, bt, omp))
-        except RuntimeError as e:
-            log(f'  {label}: FAILED: {e}')
-            compile_log.append((label, None, None, str(e)))
-            for t in threads_list:
-                rows.append(dict(model=label, threads=t, error=str(e)))
-            continue
-        argv = harness_argv(od, key, files, out_bytes)
         # fewer runs for the slow models, still >= 20 timed + >= 20 warm-up per side
         runs, batch = (50, 10) if P < 5e6 else (20, 5)
         for t in threads_list:
+            # one compile per thread count: --threads N puts OpenMP in the generated code
+            od = os.path.join(d, 'gen' if t == 1 else f'gen_t{t}')
+            tlabel = label if t == 1 else f'{label} --threads {t}'
+            try:
+                ct = compile_model(model, od, key, ['--threads', str(t)] if t > 1 else [])
+                log(f'  {tlabel}: onnx2c-caten {ct:.2f} s')
+                bt, omp = build_harness(od, key)
+                log(f'  {tlabel}: cc {bt:.2f} s{" (-fopenmp)" if omp else ""}')
+                compile_log.append((tlabel, ct, bt, omp))
+            except RuntimeError as e:
+                log(f'  {tlabel}: FAILED: {e}')
+                compile_log.append((tlabel, None, None, str(e)))
+                rows.append(dict(model=label, threads=t, error=str(e)))
+                continue
+            argv = harness_argv(od, key, files, out_bytes)
             try:
                 it = interleave(model, spec, argv, t, 20, runs, batch, os.path.join(d, f'dump_t{t}'))
             except RuntimeError as e:
@@ -331,10 +332,11 @@ def bench_llama(keys, threads_list, rows, peaks, compile_log):
             s = it['ours_ms'] * 1e-3
             gflops = 2 * P * tokens / s / 1e9
             gbs = 4 * P / s / 1e9
-            row = dict(model=label, threads=t, ours_threads=t if omp else 1, ours_ms=it['ours_ms'], ort_ms=it['ort_ms'],
+            ours_t = t if (omp or t == 1) else 1
+            row = dict(model=label, threads=t, ours_threads=ours_t, ours_ms=it['ours_ms'], ort_ms=it['ort_ms'],
                        ratio=it['ort_ms'] / it['ours_ms'], gflops=gflops,
-                       pct_fma=100 * gflops / peak_for(peaks, 'fma', t if omp else 1),
-                       gbs=gbs, pct_bw=100 * gbs / peak_for(peaks, 'triad', t if omp else 1),
+                       pct_fma=100 * gflops / peak_for(peaks, 'fma', ours_t),
+                       gbs=gbs, pct_bw=100 * gbs / peak_for(peaks, 'triad', ours_t),
                        maxdiff=it['maxdiff'], error='', params=P, tokens=tokens)
             rows.append(row)
             log(f"  {label} t={t}: ours {it['ours_ms']:.3f} ms, ort {it['ort_ms']:.3f} ms, max|diff| {it['maxdiff']:.3g}")

@@ -35,6 +35,8 @@ static const char usage[] =
     "                          ir (after rewrites) or schedule (kernels, loop nests)\n"
     "      --no-rewrite        keep Gather as the O(V) one-hot reduction\n"
     "      --no-fuse           one primitive per kernel (debugging)\n"
+    "      --threads N         OpenMP with N threads over the outer loop of large\n"
+    "                          kernels (build the C with -fopenmp; run does)\n"
     "      --cflags FLAGS      C compiler flags for run/verify (default: -O2)\n"
     "      --seed N            seed of verify's random inputs (default: 1)\n"
     "      --atol X, --rtol X  tolerances of run --expect and verify: |a-b| <= atol +\n"
@@ -66,6 +68,7 @@ static int parse(int argc, char **argv, args *a) {
       {"seed", required_argument, 0, 'S'},   {"verbose", no_argument, 0, 'v'},
       {"freeze", required_argument, 0, 'Z'},  {"no-rewrite", no_argument, 0, 'R'},
       {"atol", required_argument, 0, 'A'},    {"rtol", required_argument, 0, 'T'},
+      {"threads", required_argument, 0, 'j'},
       {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0}};
   a->seed = 1;
@@ -100,6 +103,10 @@ static int parse(int argc, char **argv, args *a) {
     case 'F': a->rt.sched.no_fuse = true; break;
     case 'R': a->rt.no_rewrite = true; break;
     case 'A': a->atol = strtod(optarg, NULL); break;
+    case 'j':
+      a->rt.threads = atoi(optarg);
+      if (a->rt.threads < 1 || a->rt.threads > 1024) return die("--threads takes 1..1024"), -1;
+      break;
     case 'T': a->rtol = strtod(optarg, NULL); break;
     case 'C': a->cflags = optarg; break;
     case 'S': a->seed = (unsigned)strtoul(optarg, NULL, 10); break;

@@ -14,6 +14,7 @@
 
 typedef struct {
   const char *name; /* prefix of every exported symbol and of the files */
+  int threads;      /* > 1: OpenMP over the outer loop of large kernels */
 } cg_options;
 
 int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE *weights,

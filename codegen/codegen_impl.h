@@ -37,6 +37,7 @@ typedef struct {
   cg_buf pre;     /* local definitions of the statement being printed */
   cg_memo *memo;  /* values of the statement being printed */
   int nmemo, capmemo, nvars;
+  int threads;
   char index_name[32];
   bool has_index; /* an indexed read: the kernel can fail */
 } cg_kernel;

@@ -106,7 +106,11 @@ static const char *render_index(cg_kernel *c, ir_ref r, char *const *idx) {
   int var = c->nvars++;
   cg_line(&c->pre, c->depth, "const int64_t v%d = (int64_t)%s;", var, e.s);
   if (n->view.gstrict) {
-    cg_line(&c->pre, c->depth, "if (v%d < 0 || v%d >= %lld) return 1;", var, var, (long long)n->view.gbound);
+    /* out of range: flag the error and read row 0 instead (valid memory) */
+    int ok = c->nvars++;
+    cg_line(&c->pre, c->depth, "const int64_t v%d = (v%d < 0 || v%d >= %lld) ? (err = 1, 0) : v%d;", ok, var, var,
+            (long long)n->view.gbound, var);
+    var = ok;
     c->has_index = true;
   }
   free(e.s);
@@ -319,8 +323,8 @@ static void render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *con
       gidx[j] = c->k->gather_ids[stage][j] >= 0 ? space_idx[c->k->gather_ids[stage][j]] : "0";
     render_value(c, &v, gv->src[1], gidx, false);
     if (gv->view.gstrict) {
-      cg_printf(&line, "g%d = (int64_t)%s;\n%*sif (g%d < 0 || g%d >= %lld) return 1;", stage, v.s, 2 * c->depth, "",
-                stage, stage, (long long)gv->view.gbound);
+      cg_printf(&line, "g%d = (int64_t)%s;\n%*sif (g%d < 0 || g%d >= %lld) err = 1, g%d = 0;", stage, v.s,
+                2 * (c->depth - 1), "", stage, stage, (long long)gv->view.gbound, stage);
       c->has_index = true;
     } else {
       cg_printf(&line, "g%d = (int64_t)%s;", stage, v.s);
@@ -486,6 +490,25 @@ static void simd_pragma(cg_kernel *c, isl_ast_node *loop) {
   isl_ast_node_free(body);
 }
 
+/* The outermost loop of a kernel runs over outer axes only (every
+ * statement of the kernel is inside it; iterations write disjoint outputs
+ * and read inputs), so it is parallel. Only kernels with enough work get
+ * threads: a parallel region costs microseconds. */
+static void parallel_pragma(cg_kernel *c) {
+  double work = 1;
+  for (int i = 0; i < c->k->naxes; i++) work *= (double)c->k->space.d[c->k->axes[i]];
+  if (c->threads < 2 || work < 65536 || !c->k->nouter || c->k->space.d[c->k->outer[0]] < 2) return;
+  cg_buf priv = {0};
+  for (int i = 0; i < c->k->nstages; i++) cg_printf(&priv, "%sacc%d", priv.n ? ", " : "", i);
+  for (int i = 0; i < c->k->ngathers; i++) cg_printf(&priv, "%sg%d", priv.n ? ", " : "", i);
+  cg_line(c->body, 0, "#ifdef _OPENMP");
+  /* O2C_ERR_CLAUSE: filled in once the kernel is printed (program.c) */
+  cg_line(c->body, c->depth, "#pragma omp parallel for num_threads(%d) schedule(static)%s%s%sO2C_ERR_CLAUSE", c->threads,
+          priv.n ? " private(" : "", priv.n ? priv.s : "", priv.n ? ")" : "");
+  cg_line(c->body, 0, "#endif");
+  free(priv.s);
+}
+
 static void print_node(cg_kernel *c, isl_ast_node *node) {
   switch (isl_ast_node_get_type(node)) {
   case isl_ast_node_for: {
@@ -502,6 +525,7 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
       cd.s[cd.n - 2] = 0;
     }
     simd_pragma(c, node);
+    if (c->depth == 1) parallel_pragma(c);
     cg_line(c->body, c->depth, "for (int64_t %s = %s; %s; %s += %s) {", i.s, b.s, cd.s, i.s, s.s);
     free(i.s), free(b.s), free(cd.s), free(s.s);
     isl_ast_expr_free(it), isl_ast_expr_free(init), isl_ast_expr_free(cond), isl_ast_expr_free(inc);

@@ -43,6 +43,7 @@ int rt_build(rt_model *m, const char *cflags, char *err, size_t n) {
   argv[k++] = "-o";
   argv[k++] = so;
   argv[k++] = c;
+  if (m->threads > 1) argv[k++] = "-fopenmp";
   argv[k++] = "-lm";
   argv[k] = NULL;
   int rc = rt_spawn(argv);

@@ -41,7 +41,7 @@ static int emit_files(rt_model *m, char *err, size_t n) {
     if (!(f[i] = fopen(tmp[i], "wb"))) rc = -1, snprintf(err, n, "%s: cannot write (%s)", tmp[i], strerror(errno));
   }
   if (!rc) {
-    cg_options co = {m->name};
+    cg_options co = {m->name, m->threads};
     rc = cg_emit(m->p, &co, f[0], f[1], f[2], err, n);
   }
   for (int i = 0; i < 3; i++)
@@ -61,6 +61,7 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
   rt_model *m = calloc(1, sizeof *m);
   if (!m) abort();
   snprintf(m->name, sizeof m->name, "%s", name);
+  m->threads = o->threads;
   if (outdir) {
     snprintf(m->dir, sizeof m->dir, "%s", outdir);
     if (mkdir(outdir, 0777) && errno != EEXIST) {

@@ -16,6 +16,7 @@ typedef struct {
   sched_options sched;
   const char *dump;       /* NULL, "ir-lowered", "ir" or "schedule": printed to stderr */
   bool no_rewrite;        /* skip the gather rewrite (keeps the one-hot form) */
+  int threads;            /* > 1: OpenMP in the generated code (build with -fopenmp) */
   bool verbose;           /* per-stage timing on stderr */
 } rt_options;
 
@@ -26,6 +27,7 @@ typedef struct {
   char name[128];
   int nodes;              /* graph nodes after lowering */
   int rewrites;           /* gather rewrites applied */
+  int threads;            /* as compiled (rt_build adds -fopenmp when > 1) */
   void *so;               /* dlopen handle once built */
   int (*run)(const void *const *, void *const *, const void *, void *);
   void *weights;

@@ -173,7 +173,7 @@ static void run_deep(int BLOCKS) {
     f[i] = fopen(path, "wb");
     assert_non_null(f[i]);
   }
-  cg_options co = {"deep"};
+  cg_options co = {.name = "deep"};
   int rc = cg_emit(m->p, &co, f[0], f[1], f[2], err, sizeof err);
   for (int i = 0; i < 3; i++) fclose(f[i]);
   if (rc) fail_msg("cg_emit: %s", err);

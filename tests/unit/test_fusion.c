@@ -214,7 +214,7 @@ static rt_model *build_model(ir_graph *g, const char *name) {
     f[i] = fopen(path[i], "wb");
     assert_non_null(f[i]);
   }
-  cg_options co = {name};
+  cg_options co = {.name = name};
   int rc = cg_emit(m->p, &co, f[0], f[1], f[2], err, sizeof err);
   for (int i = 0; i < 3; i++) fclose(f[i]);
   if (rc) fail_msg("cg_emit: %s", err);

@@ -81,7 +81,7 @@ static void test_hand_graph_runs(void **state) {
     f[i] = fopen(path[i], "wb");
     assert_non_null(f[i]);
   }
-  cg_options co = {"handmade"};
+  cg_options co = {.name = "handmade"};
   int rc = cg_emit(m->p, &co, f[0], f[1], f[2], err, sizeof err);
   for (int i = 0; i < 3; i++) fclose(f[i]);
   if (rc) fail_msg("cg_emit: %s", err);
