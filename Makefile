@@ -1,9 +1,11 @@
 # The front door. CMake + CTest do the work underneath.
 BUILD ?= build
+MAKEFLAGS += --no-print-directory
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
-DEMO_MODEL ?= models/elementwise/model.onnx
+DEMO_MODEL ?= models/llama/tiny_static/model.onnx
+DEMO_TOKENS ?= 32
 
 .PHONY: all deps test test-fast test-asan demo bench clean
 
@@ -27,8 +29,13 @@ test-asan:
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
 	@cd $(ASAN_BUILD) && ctest -j$(JOBS) -L 'unit|sanitize' --output-on-failure
 
+# Compiles the tiny LLaMA to C and shows it, then runs it and onnxruntime
+# side by side: top-5 logits, DEMO_TOKENS greedy tokens, max difference, time.
 demo: deps all
 	@scripts/demo.sh $(BUILD)/onnx2c-caten $(DEMO_MODEL)
+	@echo
+	@echo "== tiny LLaMA: onnx2c-caten vs onnxruntime (scripts/llama_demo.js)"
+	@node scripts/llama_demo.js $(BUILD)/onnx2c-caten $(DEMO_TOKENS)
 
 # Performance: machine peaks, Gather/embedding, LLaMA vs onnxruntime-node
 # (bench/README.md). `make bench BENCH=all` adds the slow base-size models;

@@ -153,6 +153,7 @@ static int run_model(args *a, const imp_tensor *ins, int nin, imp_tensor **outs,
   *nout = ir_output_count(m->g);
   *outs = calloc((size_t)*nout + 1, sizeof **outs);
   if (!rc) rc = rt_run(m, ins, nin, *outs, err, n);
+  if (!rc && a->rt.verbose) fprintf(stderr, "onnx2c-caten: run       %8.3f ms\n", m->run_ms);
   rt_model_free(m);
   return rc;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 extern char **environ;
 
@@ -108,7 +109,11 @@ int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *
     optr[i] = outs[i].data;
   }
   if (!rc) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     int st = m->run(iptr, optr, m->weights, arena);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    m->run_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
     if (st == 1) rc = (snprintf(err, n, "the model reported an index out of range"), -1);
     else if (st) rc = (snprintf(err, n, "the model returned error status %d", st), -1);
   }

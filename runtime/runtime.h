@@ -28,6 +28,7 @@ typedef struct {
   int nodes;              /* graph nodes after lowering */
   int rewrites;           /* gather rewrites applied */
   int threads;            /* as compiled (rt_build adds -fopenmp when > 1) */
+  double run_ms;          /* wall time of the last rt_run's call into the model */
   void *so;               /* dlopen handle once built */
   int (*run)(const void *const *, void *const *, const void *, void *);
   void *weights;

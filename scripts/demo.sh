@@ -12,11 +12,16 @@ echo
 echo "== $out/model.h (entry point)"
 grep -E '^(#define|int |enum| \*)' "$out/model.h"
 echo
-echo "== $out/model.c (first kernel)"
+echo "== $out/model.c: its first two kernels (the token ids wrapped for negative"
+echo "   values; the embedding as a bounds-checked indexed read, fused with the"
+echo "   first RMSNorm's sum of squares)"
+head -1 "$out/model.c"
 awk '/^\/\* kernel 0/,/^}/' "$out/model.c"
+awk '/^\/\* kernel 1:/,/^}/' "$out/model.c"
 echo
 echo "== builds alone with -std=c11 -Wall -Wextra -Werror"
 cc -std=c11 -Wall -Wextra -Werror -O2 -c "$out/model.c" -o "$out/model.o" && echo ok
 echo
-echo "== onnx2c-caten verify (random inputs, seed 1) against onnxruntime"
-"$exe" verify "$model"
+echo "== onnx2c-caten verify against onnxruntime (the model's reference prompt)"
+ref=$(dirname "$model")/test_data_set_0/input_0.pb
+if [ -f "$ref" ]; then "$exe" verify "$model" -i "$ref"; else "$exe" verify "$model"; fi

@@ -232,8 +232,13 @@ async function main() {
   await session.release();
 }
 
-main().catch((e) => {
-  const msg = String((e && e.message) || e).replace(/\s*\n\s*/g, ' ').trim();
-  process.stderr.write(`ort_run: ${msg}\n`);
-  process.exit(1);
-});
+// Used as a module (scripts/llama_demo.js), it only lends its codec.
+module.exports = { decodeTensorProto, encodeTensorProto, toOrtTensor, DTYPES };
+
+if (require.main === module) {
+  main().catch((e) => {
+    const msg = String((e && e.message) || e).replace(/\s*\n\s*/g, ' ').trim();
+    process.stderr.write(`ort_run: ${msg}\n`);
+    process.exit(1);
+  });
+}
