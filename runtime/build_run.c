@@ -50,7 +50,8 @@ int rt_build(rt_model *m, const char *cflags, char *err, size_t n) {
   int rc = rt_spawn(argv);
   free(flags);
   if (rc) return snprintf(err, n, "%s: the C compiler failed (status %d)", c, rc), -1;
-  m->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+  /* NODELETE: an OpenMP thread pool may outlive dlclose (it runs code of the object) */
+  m->so = dlopen(so, RTLD_NOW | RTLD_LOCAL | (m->threads > 1 ? RTLD_NODELETE : 0));
   if (!m->so) return snprintf(err, n, "%s: cannot load: %s", so, dlerror()), -1;
   snprintf(sym, sizeof sym, "%s_run", m->name);
   *(void **)&m->run = dlsym(m->so, sym);

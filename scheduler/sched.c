@@ -132,14 +132,41 @@ static void plan_arena(sched_program *p) {
   free(order);
 }
 
+static uint64_t hash_bytes(const void *data, size_t n) {
+  const unsigned char *b = data;
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Weights at 64-aligned offsets of one blob; byte-identical weights share
+ * one place (tied embeddings: once the MatMul's W^T is repacked to the
+ * layout it reads, it is the embedding table itself). */
 static void place_weights(sched_program *p) {
   int64_t off = 0;
+  uint64_t *hash = calloc((size_t)p->nbufs + 1, sizeof *hash);
+  SCHED_ASSERT(hash);
   for (int i = 0; i < p->nbufs; i++) {
     sched_buf *b = &p->bufs[i];
     if (b->kind != SCHED_BUF_WEIGHT) continue;
+    size_t bytes = (size_t)b->numel * ir_dtype_size(b->dtype);
+    const void *data = ir_node_get(p->g, b->node)->data;
+    hash[i] = hash_bytes(data, bytes);
+    b->shared = false;
+    for (int j = 0; j < i && !b->shared; j++) {
+      const sched_buf *o = &p->bufs[j];
+      if (o->kind == SCHED_BUF_WEIGHT && !o->shared && hash[j] == hash[i] &&
+          (size_t)o->numel * ir_dtype_size(o->dtype) == bytes &&
+          !memcmp(ir_node_get(p->g, o->node)->data, data, bytes)) {
+        b->offset = o->offset;
+        b->shared = true;
+      }
+    }
+    if (b->shared) continue;
     b->offset = off;
-    off = align64(off + b->numel * (int64_t)ir_dtype_size(b->dtype));
+    off = align64(off + (int64_t)bytes);
   }
+  free(hash);
   p->weights_size = off;
 }
 

@@ -24,6 +24,7 @@ typedef struct {
   int io_index;    /* INPUT / OUTPUT: position in the graph's list */
   int64_t offset;  /* TEMP: byte offset in the arena; WEIGHT: in the weights blob */
   int first, last; /* kernels that write first / read last (lifetime) */
+  bool shared;     /* WEIGHT: same bytes as an earlier weight, stored there */
 } sched_buf;
 
 /* The statements of a kernel. A kernel computes its root over an
