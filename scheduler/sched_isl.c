@@ -14,6 +14,7 @@
 #include "sched_impl.h"
 
 #include <isl/ast_build.h>
+#include <isl/flow.h>
 #include <isl/set.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
@@ -61,64 +62,154 @@ sched_stmt_kind sched_stmt_of(const char *name, int *stage) {
   }
 }
 
-/* One statement: its domain over all axes or the outer ones, and its
- * schedule at `phase`. */
-static void statement(strbuf *dom, strbuf *sch, const sched_kernel *k, const char *name, bool all,
+/* "NAME[i..] -> ARRAY[i..]; " over the listed axes. */
+static void access(strbuf *b, const char *name, const int *ax, int nax, const char *array, const int *idx,
+                   int nidx) {
+  sb_printf(b, "%s[", name);
+  for (int i = 0; i < nax; i++) sb_printf(b, "%si%d", i ? "," : "", ax[i]);
+  sb_printf(b, "] -> %s[", array);
+  for (int i = 0; i < nidx; i++)
+    if (idx[i] >= 0) sb_printf(b, "%si%d", i ? "," : "", idx[i]);
+    else sb_printf(b, "%s0", i ? "," : "");
+  sb_printf(b, "]; ");
+}
+
+/* The isl model of a kernel with its outer axes in the order `outer`:
+ * statement domains, the schedule, and the accesses to the values that
+ * carry dependences inside it — accumulator i as A<i>[outer] (the scalar,
+ * expanded per outer point), hoisted index h as G<h>[outer], the output as
+ * OUT[root index]. Kernel inputs are read-only and carry none. Every later
+ * statement is taken to read every earlier accumulator and index. */
+typedef struct {
+  strbuf dom, sch, rd, wr;
+} model;
+
+static void statement(model *m, const sched_kernel *k, const int *outer, const char *name, bool all,
                       int phase) {
   const int *ax = all ? k->axes : k->outer;
   int nax = all ? k->naxes : k->nouter;
-  domain_str(dom, name, k, ax, nax);
-  sb_printf(dom, "; ");
-  sb_printf(sch, "%s[", name);
-  for (int i = 0; i < nax; i++) sb_printf(sch, "%si%d", i ? "," : "", ax[i]);
-  sb_printf(sch, "] -> [");
-  for (int i = 0; i < k->nouter; i++) sb_printf(sch, "i%d,", k->outer[i]);
-  sb_printf(sch, "%d", phase);
+  domain_str(&m->dom, name, k, ax, nax);
+  sb_printf(&m->dom, "; ");
+  sb_printf(&m->sch, "%s[", name);
+  for (int i = 0; i < nax; i++) sb_printf(&m->sch, "%si%d", i ? "," : "", ax[i]);
+  sb_printf(&m->sch, "] -> [");
+  for (int i = 0; i < k->nouter; i++) sb_printf(&m->sch, "i%d,", outer[i]);
+  sb_printf(&m->sch, "%d", phase);
   for (int i = 0; i < k->nred; i++)
-    if (all) sb_printf(sch, ",i%d", k->red[i]);
-    else sb_printf(sch, ",0");
-  sb_printf(sch, "]; ");
+    if (all) sb_printf(&m->sch, ",i%d", k->red[i]);
+    else sb_printf(&m->sch, ",0");
+  sb_printf(&m->sch, "]; ");
 }
 
-int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen) {
-  strbuf dom = {0}, sch = {0};
-  sb_printf(&dom, "{ ");
-  sb_printf(&sch, "{ ");
-  char name[16];
+static void kernel_model(model *m, const sched_kernel *k, const int *outer, int root_rank) {
+  char name[16], arr[16];
   int h = k->ngathers;
   for (int i = 0; i < h; i++) {
     snprintf(name, sizeof name, "X%d", i);
-    statement(&dom, &sch, k, name, false, i);
+    statement(m, k, outer, name, false, i);
+    snprintf(arr, sizeof arr, "G%d", i);
+    access(&m->wr, name, k->outer, k->nouter, arr, k->outer, k->nouter);
   }
-  for (int i = 0; i < k->nstages; i++) {
-    snprintf(name, sizeof name, "I%d", i);
-    statement(&dom, &sch, k, name, false, h + 2 * i);
-    snprintf(name, sizeof name, "U%d", i);
-    statement(&dom, &sch, k, name, true, h + 2 * i + 1);
+  for (int i = 0; i <= k->nstages; i++) {
+    bool final = i == k->nstages, all = final ? k->final_full : true;
+    const int *ax = all ? k->axes : k->outer;
+    int nax = all ? k->naxes : k->nouter;
+    const char *stmt = final ? "F" : (snprintf(name, sizeof name, "U%d", i), name);
+    char init[16];
+    if (!final) {
+      snprintf(init, sizeof init, "I%d", i);
+      statement(m, k, outer, init, false, h + 2 * i);
+      snprintf(arr, sizeof arr, "A%d", i);
+      access(&m->wr, init, k->outer, k->nouter, arr, k->outer, k->nouter);
+    }
+    statement(m, k, outer, stmt, all, h + 2 * i + (final ? 0 : 1));
+    for (int j = 0; j < h; j++) {
+      snprintf(arr, sizeof arr, "G%d", j);
+      access(&m->rd, stmt, ax, nax, arr, k->outer, k->nouter);
+    }
+    for (int j = 0; j <= i && j < k->nstages; j++) {
+      snprintf(arr, sizeof arr, "A%d", j);
+      access(&m->rd, stmt, ax, nax, arr, k->outer, k->nouter);
+    }
+    if (!final) access(&m->wr, stmt, ax, nax, arr, k->outer, k->nouter);
   }
-  statement(&dom, &sch, k, "F", k->final_full, h + 2 * k->nstages);
-  sb_printf(&dom, "}");
-  sb_printf(&sch, "}");
-  isl_union_set *d = isl_union_set_read_from_str(p->ctx, dom.s);
-  isl_union_map *m = isl_union_map_read_from_str(p->ctx, sch.s);
-  int rc = 0;
-  if (!d || !m) {
+  access(&m->wr, "F", k->final_full ? k->axes : k->outer, k->final_full ? k->naxes : k->nouter, "OUT", k->root_axis,
+         root_rank);
+}
+
+static isl_union_map *read_map(isl_ctx *ctx, strbuf *b) {
+  strbuf s = {0};
+  sb_printf(&s, "{ %s}", b->s ? b->s : "");
+  isl_union_map *m = isl_union_map_read_from_str(ctx, s.s);
+  free(s.s);
+  return m;
+}
+
+/* Value-based dependences of the kernel in its semantic order (outer axes
+ * in axis order), from isl's dataflow analysis; the schedule actually used
+ * must order each dependence's source before its sink. Returns 1 legal, 0
+ * not, -1 on an isl error. */
+static int schedule_is_legal(isl_ctx *ctx, model *used, model *semantic, isl_union_set *dom, int *ndeps) {
+  isl_union_map *sched0 = isl_union_map_intersect_domain(read_map(ctx, &semantic->sch), isl_union_set_copy(dom));
+  isl_union_map *reads = isl_union_map_intersect_domain(read_map(ctx, &used->rd), isl_union_set_copy(dom));
+  isl_union_map *writes = isl_union_map_intersect_domain(read_map(ctx, &used->wr), isl_union_set_copy(dom));
+  isl_union_access_info *ai = isl_union_access_info_from_sink(reads);
+  ai = isl_union_access_info_set_must_source(ai, writes);
+  ai = isl_union_access_info_set_schedule_map(ai, sched0);
+  isl_union_flow *flow = isl_union_access_info_compute_flow(ai);
+  isl_union_map *dep = isl_union_flow_get_must_dependence(flow);
+  isl_union_flow_free(flow);
+  isl_union_map *sched = isl_union_map_intersect_domain(read_map(ctx, &used->sch), isl_union_set_copy(dom));
+  isl_union_map *before = isl_union_map_lex_lt_union_map(isl_union_map_copy(sched), sched);
+  *ndeps = dep ? (int)isl_union_map_n_map(dep) : 0;
+  isl_bool ok = isl_union_map_is_subset(dep, before);
+  isl_union_map_free(dep);
+  isl_union_map_free(before);
+  return ok < 0 ? -1 : ok == isl_bool_true;
+}
+
+int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen) {
+  model used = {0}, semantic = {0};
+  int sorted[IR_MAX_RANK];
+  memcpy(sorted, k->outer, sizeof sorted);
+  for (int i = 1; i < k->nouter; i++)
+    for (int j = i; j > 0 && sorted[j] < sorted[j - 1]; j--) {
+      int t = sorted[j];
+      sorted[j] = sorted[j - 1];
+      sorted[j - 1] = t;
+    }
+  int root_rank = ir_node_get(p->g, k->root)->shape.rank;
+  kernel_model(&used, k, k->outer, root_rank);
+  kernel_model(&semantic, k, sorted, root_rank);
+  isl_union_set *d = NULL;
+  {
+    strbuf ds = {0};
+    sb_printf(&ds, "{ %s}", used.dom.s);
+    d = isl_union_set_read_from_str(p->ctx, ds.s);
+    free(ds.s);
+  }
+  isl_union_map *m = d ? isl_union_map_intersect_domain(read_map(p->ctx, &used.sch), isl_union_set_copy(d)) : NULL;
+  int rc = 0, legal = d && m ? schedule_is_legal(p->ctx, &used, &semantic, d, &k->ndeps) : -1;
+  if (!d || !m || legal < 0) {
     rc = -1;
-    snprintf(err, errlen, "internal: isl rejected kernel %d model: %s / %s", k->root, dom.s, sch.s);
-    isl_union_set_free(d);
-    isl_union_map_free(m);
+    snprintf(err, errlen, "internal: isl rejected the model of kernel %%%d: { %s} / { %s}", k->root, used.dom.s,
+             used.sch.s);
+  } else if (!legal) {
+    rc = -1;
+    snprintf(err, errlen, "internal: the schedule of kernel %%%d violates a dependence", k->root);
   } else {
-    m = isl_union_map_intersect_domain(m, d);
     isl_ast_build *b = isl_ast_build_alloc(p->ctx);
-    k->ast = isl_ast_build_node_from_schedule_map(b, m);
+    k->ast = isl_ast_build_node_from_schedule_map(b, isl_union_map_copy(m));
     isl_ast_build_free(b);
     if (!k->ast) {
       rc = -1;
-      snprintf(err, errlen, "internal: isl could not build the loop nest of kernel %d", k->root);
+      snprintf(err, errlen, "internal: isl could not build the loop nest of kernel %%%d", k->root);
     }
   }
-  free(dom.s);
-  free(sch.s);
+  isl_union_map_free(m);
+  isl_union_set_free(d);
+  strbuf *all[] = {&used.dom, &used.sch, &used.rd, &used.wr, &semantic.dom, &semantic.sch, &semantic.rd, &semantic.wr};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]->s);
   return rc;
 }
 
@@ -127,9 +218,9 @@ void sched_dump(const sched_program *p, void *file) {
   for (int i = 0; i < p->nkernels; i++) {
     const sched_kernel *k = &p->kernels[i];
     const ir_node *r = ir_node_get(p->g, k->root);
-    fprintf(f, "kernel %d: %%%d %s%s (%s), %d buffers, %d reduction stages\n", i, k->root,
-            ir_op_name(r->op), r->reduce ? ".reduce" : "", r->label ? r->label : "-", k->nargs,
-            k->nstages);
+    fprintf(f, "kernel %d: %%%d %s%s (%s), %d buffers, %d reduction stages, %d dependences (checked)\n", i,
+            k->root, ir_op_name(r->op), r->reduce ? ".reduce" : "", r->label ? r->label : "-", k->nargs,
+            k->nstages, k->ndeps);
     char *c = isl_ast_node_to_C_str(k->ast);
     fprintf(f, "%s", c ? c : "");
     free(c);

@@ -59,6 +59,7 @@ typedef struct {
   int ngathers;
   bool final_full;  /* the final statement runs over all axes (else over outer) */
   int root_axis[IR_MAX_RANK]; /* root axis -> axis of `space`, -1 for size-1 axes */
+  int ndeps;         /* dependence relations found by isl (all respected) */
   isl_ast_node *ast; /* owned */
 } sched_kernel;
 
