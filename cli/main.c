@@ -32,7 +32,8 @@ static const char usage[] =
     "      --freeze [NAME=]FILE.pb  fix graph input NAME (default: the tensor's\n"
     "                          name) to the constant in FILE: specialises the model\n"
     "      --dump WHAT         print to stderr: ir-lowered (primitives as lowered),\n"
-    "                          ir (after rewrites) or schedule (kernels, loop nests)\n"
+    "                          ir (after rewrites) or schedule (kernels, loop nests);\n"
+    "                          dot=FILE writes the kernel graph for Graphviz\n"
     "      --no-rewrite        keep Gather as the O(V) one-hot reduction\n"
     "      --no-fuse           one primitive per kernel (debugging)\n"
     "      --threads N         OpenMP with N threads over the outer loop of large\n"
@@ -92,8 +93,9 @@ static int parse(int argc, char **argv, args *a) {
       a->dims[a->ndims++] = optarg;
       break;
     case 'D':
-      if (strcmp(optarg, "ir") && strcmp(optarg, "ir-lowered") && strcmp(optarg, "schedule"))
-        return die("--dump takes ir-lowered, ir or schedule"), -1;
+      if (strcmp(optarg, "ir") && strcmp(optarg, "ir-lowered") && strcmp(optarg, "schedule") &&
+          strncmp(optarg, "dot=", 4))
+        return die("--dump takes ir-lowered, ir, schedule or dot=FILE"), -1;
       a->rt.dump = optarg;
       break;
     case 'Z':

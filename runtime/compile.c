@@ -97,6 +97,11 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
     stage_done(o, "schedule", &t);
   }
   if (!rc && o->dump && !strcmp(o->dump, "schedule")) sched_dump(m->p, stderr);
+  if (!rc && o->dump && !strncmp(o->dump, "dot=", 4)) {
+    FILE *f = fopen(o->dump + 4, "w");
+    if (!f) rc = -1, snprintf(err, n, "%s: cannot write (%s)", o->dump + 4, strerror(errno));
+    else sched_dump_dot(m->p, f), fclose(f);
+  }
   if (!rc) {
     rc = emit_files(m, err, n);
     stage_done(o, "emit", &t);

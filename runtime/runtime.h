@@ -14,7 +14,7 @@ typedef struct {
   const char *name;       /* symbol prefix and file stem (default "model") */
   imp_options imp;
   sched_options sched;
-  const char *dump;       /* NULL, "ir-lowered", "ir" or "schedule": printed to stderr */
+  const char *dump;       /* NULL, "ir-lowered", "ir", "schedule" (to stderr) or "dot=FILE" */
   bool no_rewrite;        /* skip the gather rewrite (keeps the one-hot form) */
   int threads;            /* > 1: OpenMP in the generated code (build with -fopenmp) */
   bool verbose;           /* per-stage timing on stderr */

@@ -228,3 +228,42 @@ void sched_dump(const sched_program *p, void *file) {
   fprintf(f, "arena: %lld bytes (naive sum %lld), weights: %lld bytes\n", (long long)p->arena_size,
           (long long)p->arena_naive, (long long)p->weights_size);
 }
+
+/* Graphviz: kernels as boxes (with their stages), graph inputs, weights and
+ * outputs as ellipses, an edge per buffer a kernel reads or writes. */
+void sched_dump_dot(const sched_program *p, void *file) {
+  FILE *f = file;
+  fprintf(f, "digraph kernels {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n");
+  for (int b = 0; b < p->nbufs; b++) {
+    const sched_buf *x = &p->bufs[b];
+    if (x->kind == SCHED_BUF_TEMP) continue;
+    const ir_node *n = ir_node_get(p->g, x->node);
+    const char *what = x->kind == SCHED_BUF_INPUT ? "input" : x->kind == SCHED_BUF_OUTPUT ? "output" : "weight";
+    fprintf(f, "  b%d [shape=ellipse, label=\"%s %s\\n%lld x %s\"];\n", b, what,
+            x->kind == SCHED_BUF_OUTPUT ? ir_output_name(p->g, x->io_index) : (n->name ? n->name : ""),
+            (long long)x->numel, ir_dtype_name(x->dtype));
+  }
+  for (int i = 0; i < p->nkernels; i++) {
+    const sched_kernel *k = &p->kernels[i];
+    const ir_node *r = ir_node_get(p->g, k->root);
+    fprintf(f, "  k%d [shape=box, label=\"k%d %s%s\\n", i, i, ir_op_name(r->op), r->reduce ? ".reduce" : "");
+    for (const char *c = r->label ? r->label : ""; *c; c++) fputs(*c == '"' ? "\\\"" : (char[]){*c, 0}, f);
+    fprintf(f, "\\n%d stages, %d buffers\"];\n", k->nstages, k->nargs);
+  }
+  for (int i = 0; i < p->nkernels; i++) {
+    const sched_kernel *k = &p->kernels[i];
+    for (int a = 0; a < k->nargs; a++) {
+      int b = k->args[a];
+      const sched_buf *x = &p->bufs[b];
+      if (a == 0) {
+        if (x->kind == SCHED_BUF_OUTPUT) fprintf(f, "  k%d -> b%d;\n", i, b);
+      } else if (x->kind == SCHED_BUF_TEMP || x->kind == SCHED_BUF_OUTPUT) {
+        for (int j = 0; j < p->nkernels; j++)
+          if (p->kernels[j].out_buf == b) fprintf(f, "  k%d -> k%d;\n", j, i);
+      } else {
+        fprintf(f, "  b%d -> k%d;\n", b, i);
+      }
+    }
+  }
+  fprintf(f, "}\n");
+}

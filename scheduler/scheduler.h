@@ -92,5 +92,7 @@ int sched_stage_of(const sched_kernel *k, ir_ref r);
 int sched_gather_of(const sched_kernel *k, ir_ref r);
 /* Prints kernels with their loop nests (--dump schedule). */
 void sched_dump(const sched_program *p, void *file);
+/* Writes the kernel graph in Graphviz dot (--dump dot=FILE). */
+void sched_dump_dot(const sched_program *p, void *file);
 
 #endif
