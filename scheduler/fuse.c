@@ -140,6 +140,7 @@ static bool trace_ok(fuse_ctx *f, const sched_kernel *k, ir_ref x, const int *id
     const ir_node *s = ir_node_get(f->p->g, n->src[0]);
     if (f->mat[n->src[0]] || s->op == IR_LOAD) return true;
     int map[IR_MAX_RANK], sids[IR_MAX_RANK];
+    for (int j = 0; j < IR_MAX_RANK; j++) sids[j] = -1;
     if (!ir_view_broadcast_map(&n->view, &s->shape, map)) return materialise(f, n->src[0]), false;
     for (int j = 0; j < s->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
     return trace_ok(f, k, n->src[0], sids, false);
@@ -167,6 +168,7 @@ static uint32_t deps_of(fuse_ctx *f, const sched_kernel *k, ir_ref x, const int 
   if (n->op == IR_VIEW) {
     const ir_node *s = ir_node_get(f->p->g, n->src[0]);
     int map[IR_MAX_RANK], sids[IR_MAX_RANK];
+    for (int j = 0; j < IR_MAX_RANK; j++) sids[j] = -1;
     if (s->op == IR_LOAD || !ir_view_broadcast_map(&n->view, &s->shape, map)) return 0;
     for (int j = 0; j < s->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
     return deps_of(f, k, n->src[0], sids);
@@ -183,15 +185,17 @@ static bool find_gathers(fuse_ctx *f, sched_kernel *k, ir_ref x, const int *ids,
   if (top && n->reduce) return true;
   if (n->op == IR_VIEW && n->view.gather) {
     for (int i = 0; i < k->ngathers; i++)
-      if (k->gathers[i] == x) return !memcmp(k->gather_ids[i], ids, sizeof k->gather_ids[i]);
+      if (k->gathers[i] == x) return !memcmp(k->gather_ids[i], ids, (size_t)n->shape.rank * sizeof ids[0]);
     if (k->ngathers == SCHED_MAX_STAGES) return false;
     k->gathers[k->ngathers] = x;
-    memcpy(k->gather_ids[k->ngathers++], ids, sizeof k->gather_ids[0]);
+    for (int j = 0; j < IR_MAX_RANK; j++) k->gather_ids[k->ngathers][j] = j < n->shape.rank ? ids[j] : -1;
+    k->ngathers++;
     return find_gathers(f, k, n->src[1], ids, false);
   }
   if (n->op == IR_VIEW) {
     const ir_node *s = ir_node_get(f->p->g, n->src[0]);
     int map[IR_MAX_RANK], sids[IR_MAX_RANK];
+    for (int j = 0; j < IR_MAX_RANK; j++) sids[j] = -1;
     if (f->mat[n->src[0]] || s->op == IR_LOAD || !ir_view_broadcast_map(&n->view, &s->shape, map)) return true;
     for (int j = 0; j < s->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
     return find_gathers(f, k, n->src[0], sids, false);
@@ -250,6 +254,7 @@ static void weigh_reads(fuse_ctx *f, const sched_kernel *k, ir_ref x, const int 
   if (n->op == IR_VIEW) {
     const ir_node *s = ir_node_get(f->p->g, n->src[0]);
     int map[IR_MAX_RANK], sids[IR_MAX_RANK];
+    for (int j = 0; j < IR_MAX_RANK; j++) sids[j] = -1;
     if (s->op == IR_LOAD || !ir_view_broadcast_map(&n->view, &s->shape, map)) return;
     for (int j = 0; j < s->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
     weigh_reads(f, k, n->src[0], sids, false, weight);

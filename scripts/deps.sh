@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libisl-dev libcmocka-dev libonnx-dev libonnx-testdata python3-onnx python3-numpy"
+pkgs="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libisl-dev libcmocka-dev libonnx-dev libonnx-testdata python3-onnx python3-numpy valgrind"
 # node/npm: the machine may ship its own (then Debian's would conflict)
 command -v node >/dev/null && command -v npm >/dev/null || pkgs="$pkgs nodejs npm"
 missing=""
