@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The memory limit for one value (tensor.c): RAM, or ONNX2C_MEM_LIMIT. */
 size_t imp_mem_limit(void);
@@ -254,7 +255,8 @@ ir_ref imp_tensor_const(imp_ctx *c, const Onnx__TensorProto *t, char *err, size_
     imp_tensor_free(&x);
     return IR_NONE;
   }
-  ir_ref r = ir_const(c->g, x.name, x.dtype, x.shape, x.data);
+  ir_ref r = ir_const_take(c->g, x.name, x.dtype, x.shape, x.data);
+  x.data = NULL; /* the graph owns it now */
   imp_tensor_free(&x);
   return r;
 }
@@ -462,16 +464,19 @@ static int lower_nodes(imp_ctx *c, const Onnx__GraphProto *gp, int opset, char *
 static int read_file(const char *path, uint8_t **buf, size_t *len, char *err, size_t n) {
   FILE *f = fopen(path, "rb");
   if (!f) return snprintf(err, n, "%s: cannot open file", path), -1;
-  size_t cap = 1 << 16, k = 0;
-  uint8_t *b = malloc(cap);
-  for (;;) {
-    if (!b) abort();
-    k += fread(b + k, 1, cap - k, f);
-    if (k < cap) break;
-    cap *= 2;
-    b = realloc(b, cap);
+  struct stat st;
+  if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+    fclose(f);
+    return snprintf(err, n, "%s: not a regular file", path), -1;
   }
-  int bad = ferror(f);
+  size_t size = (size_t)st.st_size;
+  uint8_t *b = malloc(size ? size : 1);
+  if (!b) {
+    fclose(f);
+    return snprintf(err, n, "%s: out of memory for %zu bytes", path, size), -1;
+  }
+  size_t k = fread(b, 1, size, f);
+  int bad = ferror(f) || k != size;
   fclose(f);
   if (bad) {
     free(b);
@@ -502,6 +507,14 @@ static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t
       return ctx_fail(c, err, n, "initializer %zu: name '%s' is already defined (value names must be unique)", i,
                       gp->initializer[i]->name ? gp->initializer[i]->name : "");
     define(c, gp->initializer[i]->name ? gp->initializer[i]->name : "", r);
+    /* the graph holds its own copy: release the decoded bytes now, so a
+     * large model is not held twice while the rest is lowered */
+    Onnx__TensorProto *t = gp->initializer[i];
+    if (t->has_raw_data && t->raw_data.data) {
+      free(t->raw_data.data);
+      t->raw_data.data = NULL;
+      t->raw_data.len = 0;
+    }
   }
   if (add_frozen(c, gp, err, n) || add_inputs(c, gp, err, n) || lower_nodes(c, gp, opset, err, n))
     return -1;

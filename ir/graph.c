@@ -24,15 +24,19 @@ void ir_graph_free(ir_graph *g) {
   free(g);
 }
 
-void *ir_alloc(ir_graph *g, size_t n) {
+void ir_own(ir_graph *g, void *p) {
   if (g->nblocks == g->capblocks) {
     g->capblocks = g->capblocks ? 2 * g->capblocks : 64;
     g->blocks = realloc(g->blocks, (size_t)g->capblocks * sizeof *g->blocks);
     IR_ASSERT(g->blocks);
   }
+  g->blocks[g->nblocks++] = p;
+}
+
+void *ir_alloc(ir_graph *g, size_t n) {
   void *p = calloc(1, n ? n : 1);
   IR_ASSERT(p);
-  g->blocks[g->nblocks++] = p;
+  ir_own(g, p);
   return p;
 }
 

@@ -142,6 +142,8 @@ void ir_contiguous_strides(const ir_shape *s, int64_t *strides);
 /* Leaves. `data` is copied; `name` is copied. */
 ir_ref ir_input(ir_graph *g, const char *name, ir_dtype t, ir_shape s);
 ir_ref ir_const(ir_graph *g, const char *name, ir_dtype t, ir_shape s, const void *data);
+/* The same, taking ownership of `data` (malloc'd, numel * size bytes): no copy. */
+ir_ref ir_const_take(ir_graph *g, const char *name, ir_dtype t, ir_shape s, void *data);
 ir_ref ir_load(ir_graph *g, ir_dtype t, ir_shape s, double value);
 ir_ref ir_load_int(ir_graph *g, ir_dtype t, ir_shape s, int64_t value);
 ir_ref ir_scalar(ir_graph *g, ir_dtype t, double value); /* rank-0 LOAD */

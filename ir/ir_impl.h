@@ -32,6 +32,8 @@ struct ir_graph {
 };
 
 void *ir_alloc(ir_graph *g, size_t n);
+/* The graph takes ownership of malloc'd `p` (freed with the graph). */
+void ir_own(ir_graph *g, void *p);
 ir_ref ir_add_node(ir_graph *g, const ir_node *n);
 bool ir_refs_ok(ir_graph *g, int n, const ir_ref *refs);
 ir_view ir_view_contiguous(const ir_shape *s);

@@ -50,6 +50,16 @@ ir_ref ir_const(ir_graph *g, const char *name, ir_dtype t, ir_shape s, const voi
   return ir_add_node(g, &n);
 }
 
+ir_ref ir_const_take(ir_graph *g, const char *name, ir_dtype t, ir_shape s, void *data) {
+  if (g->failed || !shape_ok(g, &s)) return free(data), IR_NONE;
+  ir_node n = node_init(IR_ALLOCATE, t, s);
+  n.origin = IR_ORIGIN_WEIGHT;
+  n.name = ir_strdup(g, name);
+  ir_own(g, data);
+  n.data = data;
+  return ir_add_node(g, &n);
+}
+
 ir_ref ir_load(ir_graph *g, ir_dtype t, ir_shape s, double value) {
   if (g->failed || !shape_ok(g, &s)) return IR_NONE;
   ir_node n = node_init(IR_LOAD, t, s);
