@@ -239,11 +239,16 @@ int imp_axis(imp_node *n, int64_t axis, int rank) {
   return (int)(axis < 0 ? axis + rank : axis);
 }
 
+/* Both tolerate IR_NONE (a failed input): the error is already recorded,
+ * and the caller sees an empty shape until it checks. */
 const ir_shape *imp_shape(imp_node *n, ir_ref r) {
+  static const ir_shape none = {0};
+  if (r < 0 || r >= ir_graph_count(n->g)) return imp_fail(n, "input is missing"), &none;
   return &ir_node_get(n->g, r)->shape;
 }
 
 ir_dtype imp_dtype(imp_node *n, ir_ref r) {
+  if (r < 0 || r >= ir_graph_count(n->g)) return imp_fail(n, "input is missing"), IR_F32;
   return ir_node_get(n->g, r)->dtype;
 }
 
@@ -372,6 +377,8 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
     snprintf(c->nodeerr, sizeof c->nodeerr, "domain '%s' is not supported", np->domain), c->node_failed = true;
   else if (!(fn = find_op(op)))
     snprintf(c->nodeerr, sizeof c->nodeerr, "op '%s' is not supported", op), c->node_failed = true;
+  else if (!np->n_output)
+    snprintf(c->nodeerr, sizeof c->nodeerr, "the node has no outputs"), c->node_failed = true, fn = NULL;
   char label[256];
   snprintf(label, sizeof label, "%s '%s'", op, name);
   ir_set_label(c->g, label);

@@ -63,6 +63,7 @@ static ir_ref stack(ir_graph *g, const ir_ref *parts, int count, int axis) {
 static ir_ref take(ir_graph *g, ir_ref x, int axis, int64_t start, int64_t len) {
   if (x == IR_NONE) return IR_NONE;
   ir_shape s = shape_of(g, x);
+  if (axis < 0 || axis >= s.rank) return ir_fail(g, "axis %d out of range for rank %d", axis, s.rank), IR_NONE;
   int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
   for (int i = 0; i < s.rank; i++) sp[i] = 1, ln[i] = s.d[i];
   st[axis] = start, ln[axis] = len;
@@ -72,6 +73,7 @@ static ir_ref take(ir_graph *g, ir_ref x, int axis, int64_t start, int64_t len) 
 /* Pads (positive) or crops (negative) axis `axis` by b before and e after. */
 static ir_ref pad_crop(ir_graph *g, ir_ref x, int axis, int64_t b, int64_t e) {
   if (x == IR_NONE) return IR_NONE;
+  if (axis < 0 || axis >= shape_of(g, x).rank) return ir_fail(g, "axis %d out of range", axis), IR_NONE;
   int64_t pb[IR_MAX_RANK] = {0}, pe[IR_MAX_RANK] = {0};
   pb[axis] = b > 0 ? b : 0, pe[axis] = e > 0 ? e : 0;
   if (pb[axis] || pe[axis]) x = ir_view_pad(g, x, pb, pe, 0.0);
