@@ -47,6 +47,8 @@ int imp_fail(imp_node *n, const char *fmt, ...) __attribute__((format(printf, 2,
 int imp_nin(const imp_node *n);
 bool imp_has_in(const imp_node *n, int i);
 ir_ref imp_in(imp_node *n, int i);
+/* A required input: IR_NONE with "input i is missing" recorded when absent. */
+ir_ref imp_req(imp_node *n, int i);
 int imp_nout(const imp_node *n);
 bool imp_has_out(const imp_node *n, int i);
 int imp_set_out(imp_node *n, int i, ir_ref r);

@@ -118,6 +118,12 @@ ir_ref imp_in(imp_node *n, int i) {
   return v->ref;
 }
 
+ir_ref imp_req(imp_node *n, int i) {
+  ir_ref r = imp_in(n, i);
+  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
+  return r;
+}
+
 int imp_nout(const imp_node *n) {
   return (int)n->proto->n_output;
 }

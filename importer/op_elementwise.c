@@ -6,12 +6,6 @@
 #define PI 3.14159265358979323846
 #define HALF_PI 1.57079632679489661923
 
-static ir_ref in(imp_node *n, int i) {
-  ir_ref r = imp_in(n, i);
-  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
-  return r;
-}
-
 /* float16 is stored as raw bits by the code generator, so no arithmetic on it. */
 static bool no_f16(imp_node *n, ir_ref x) {
   if (x != IR_NONE && imp_dtype(n, x) == IR_F16)
@@ -68,7 +62,7 @@ static ir_ref wide(ir_graph *g, ir_ref x, ir_ref (*f)(ir_graph *, ir_ref)) {
 }
 
 static int binary(imp_node *n, ir_ref (*f)(ir_graph *, ir_ref, ir_ref)) {
-  ir_ref a = in(n, 0), b = in(n, 1);
+  ir_ref a = imp_req(n, 0), b = imp_req(n, 1);
   if (!no_f16(n, a) || !no_f16(n, b)) return -1;
   return imp_set_out(n, 0, f(n->g, a, b));
 }
@@ -87,19 +81,19 @@ static int lower_div(imp_node *n) {
 }
 
 static int lower_neg(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!no_f16(n, x)) return -1;
   return imp_set_out(n, 0, neg(n->g, x));
 }
 
 static int lower_abs(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!no_f16(n, x)) return -1;
   return imp_set_out(n, 0, ir_abs(n->g, x));
 }
 
 static int lower_relu(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!no_f16(n, x)) return -1;
   return imp_set_out(n, 0, max2(n->g, x, K(n->g, x, 0)));
 }
@@ -112,7 +106,7 @@ static ir_ref sign(ir_graph *g, ir_ref x) {
 }
 
 static int lower_sign(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!no_f16(n, x)) return -1;
   return imp_set_out(n, 0, sign(n->g, x));
 }
@@ -153,7 +147,7 @@ static ir_ref round_f(ir_graph *g, ir_ref x) {
 
 /* Rounding of integer tensors is the identity. */
 static int rounding(imp_node *n, ir_ref (*f)(ir_graph *, ir_ref)) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!no_f16(n, x)) return -1;
   if (!ir_dtype_is_float(imp_dtype(n, x))) return imp_set_out(n, 0, x);
   return imp_set_out(n, 0, f(n->g, x));
@@ -254,7 +248,7 @@ static ir_ref softsign_f(ir_graph *g, ir_ref x) {
 
 #define FLOAT_UNARY(fname, expr)                                                                   \
   static int fname(imp_node *n) {                                                                  \
-    ir_ref x = in(n, 0);                                                                           \
+    ir_ref x = imp_req(n, 0);                                                                           \
     if (!need_float(n, x)) return -1;                                                              \
     ir_graph *g = n->g;                                                                            \
     (void)g;                                                                                       \
@@ -288,7 +282,7 @@ static ir_ref neg_branch(ir_graph *g, ir_ref x, ir_ref negv) {
 }
 
 static int lower_leakyrelu(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   double alpha = imp_attr_f(n, "alpha", 0.01);
   return imp_set_out(n, 0, neg_branch(n->g, x, mulk(n->g, x, alpha)));
@@ -300,14 +294,14 @@ static ir_ref expm1_scaled(ir_graph *g, ir_ref x, double alpha) {
 }
 
 static int lower_elu(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   double alpha = imp_attr_f(n, "alpha", 1.0);
   return imp_set_out(n, 0, neg_branch(n->g, x, expm1_scaled(n->g, x, alpha)));
 }
 
 static int lower_selu(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   double alpha = imp_attr_f(n, "alpha", 1.67326319217681884765625);
   double gamma = imp_attr_f(n, "gamma", 1.05070102214813232421875);
@@ -318,7 +312,7 @@ static int lower_selu(imp_node *n) {
 
 /* celu(x) = max(0, x) + min(0, alpha (exp(x / alpha) - 1)) */
 static int lower_celu(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   double alpha = imp_attr_f(n, "alpha", 1.0);
   if (alpha == 0) return imp_fail(n, "Celu with alpha=0");
@@ -334,20 +328,20 @@ static ir_ref hard_sigmoid(ir_graph *g, ir_ref x, double alpha, double beta) {
 }
 
 static int lower_hardsigmoid(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   double alpha = imp_attr_f(n, "alpha", 0.2), beta = imp_attr_f(n, "beta", 0.5);
   return imp_set_out(n, 0, hard_sigmoid(n->g, x, alpha, beta));
 }
 
 static int lower_hardswish(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   return imp_set_out(n, 0, mul(n->g, x, hard_sigmoid(n->g, x, 1.0 / 6, 0.5)));
 }
 
 static int lower_prelu(imp_node *n) {
-  ir_ref x = in(n, 0), slope = in(n, 1);
+  ir_ref x = imp_req(n, 0), slope = imp_req(n, 1);
   if (!no_f16(n, x) || !no_f16(n, slope)) return -1;
   return imp_set_out(n, 0, neg_branch(n->g, x, mul(n->g, x, slope)));
 }
@@ -355,13 +349,13 @@ static int lower_prelu(imp_node *n) {
 /* Clip bounds are inputs 1 and 2 from opset 11, attributes before; an
  * absent bound (or an infinite attribute default) means no bound. */
 static int lower_clip(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!no_f16(n, x)) return -1;
   ir_graph *g = n->g;
   ir_ref lo = IR_NONE, hi = IR_NONE;
   if (n->opset >= 11) {
-    if (imp_has_in(n, 1)) lo = in(n, 1);
-    if (imp_has_in(n, 2)) hi = in(n, 2);
+    if (imp_has_in(n, 1)) lo = imp_req(n, 1);
+    if (imp_has_in(n, 2)) hi = imp_req(n, 2);
     if (ir_failed(g)) return -1;
   } else {
     if (imp_has_attr(n, "min")) lo = K(g, x, imp_attr_f(n, "min", 0));
@@ -376,7 +370,7 @@ static int lower_clip(imp_node *n) {
  * the divisor, as numpy: add b when the remainder is non-zero and its sign
  * differs from b's. */
 static int lower_mod(imp_node *n) {
-  ir_ref a = in(n, 0), b = in(n, 1);
+  ir_ref a = imp_req(n, 0), b = imp_req(n, 1);
   if (!no_f16(n, a) || !no_f16(n, b)) return -1;
   ir_graph *g = n->g;
   ir_ref r = ir_binary(g, IR_MOD, a, b);
@@ -412,7 +406,7 @@ static ir_ref pow_f(ir_graph *g, ir_ref a, ir_ref b) {
  * scalars) are exact MUL / SQRT; integer bases are computed in float64 and
  * rounded back. */
 static int lower_pow(imp_node *n) {
-  ir_ref a = in(n, 0), b = in(n, 1);
+  ir_ref a = imp_req(n, 0), b = imp_req(n, 1);
   if (!no_f16(n, a) || !no_f16(n, b)) return -1;
   ir_graph *g = n->g;
   ir_dtype ta = imp_dtype(n, a);
@@ -431,10 +425,10 @@ static int lower_pow(imp_node *n) {
 /* Sum / Min / Max / Mean fold their inputs pairwise with broadcasting. */
 static ir_ref fold(imp_node *n, ir_ref (*f)(ir_graph *, ir_ref, ir_ref)) {
   if (imp_nin(n) < 1) return imp_fail(n, "needs at least one input"), IR_NONE;
-  ir_ref acc = in(n, 0);
+  ir_ref acc = imp_req(n, 0);
   if (!no_f16(n, acc)) return IR_NONE;
   for (int i = 1; i < imp_nin(n); i++) {
-    ir_ref x = in(n, i);
+    ir_ref x = imp_req(n, i);
     if (!no_f16(n, x)) return IR_NONE;
     acc = f(n->g, acc, x);
   }

@@ -12,12 +12,6 @@
 
 #define PI 3.14159265358979323846
 
-static ir_ref in(imp_node *n, int i) {
-  ir_ref r = imp_in(n, i);
-  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
-  return r;
-}
-
 static ir_dtype dt(ir_graph *g, ir_ref x) {
   return x < 0 ? IR_F32 : ir_node_get(g, x)->dtype;
 }
@@ -71,7 +65,7 @@ static ir_ref wrap_indices(imp_node *n, ir_ref idx, int64_t v) {
 
 static int lower_thresholded_relu(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   double alpha = imp_attr_f(n, "alpha", 1.0);
   return imp_set_out(n, 0, ir_where(g, ir_gt(g, x, K(g, x, alpha)), x, K(g, x, 0)));
@@ -79,7 +73,7 @@ static int lower_thresholded_relu(imp_node *n) {
 
 static int lower_shrink(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   if (imp_dtype(n, x) == IR_F16 || imp_dtype(n, x) == IR_BOOL) return imp_fail(n, "dtype not supported");
   double l = imp_attr_f(n, "lambd", 0.5), b = imp_attr_f(n, "bias", 0.0);
@@ -90,7 +84,7 @@ static int lower_shrink(imp_node *n) {
 
 static int lower_isinf(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   bool pos = imp_attr_i(n, "detect_positive", 1) != 0, neg = imp_attr_i(n, "detect_negative", 1) != 0;
   ir_ref r = ir_load_int(g, IR_BOOL, shape_of(n, x), 0);
@@ -100,7 +94,7 @@ static int lower_isinf(imp_node *n) {
 }
 
 static int lower_isnan(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   return imp_set_out(n, 0, ir_binary(n->g, IR_NEQ, x, x));
 }
@@ -109,7 +103,7 @@ static int lower_isnan(imp_node *n) {
  * of s (a product of WHERE(bit, 2^(2^b), 1)); shifts >= the width give 0. */
 static int lower_bitshift(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0), s = in(n, 1);
+  ir_ref x = imp_req(n, 0), s = imp_req(n, 1);
   if (x == IR_NONE || s == IR_NONE) return -1;
   ir_dtype t = imp_dtype(n, x);
   if (t != IR_U8 && t != IR_U16 && t != IR_U32 && t != IR_U64)
@@ -133,7 +127,7 @@ static int lower_bitshift(imp_node *n) {
 
 static int lower_depth_to_space(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   ir_shape s = shape_of(n, x);
   int64_t b = imp_attr_i(n, "blocksize", 0);
@@ -152,7 +146,7 @@ static int lower_depth_to_space(imp_node *n) {
 
 static int lower_space_to_depth(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   ir_shape s = shape_of(n, x);
   int64_t b = imp_attr_i(n, "blocksize", 0);
@@ -171,7 +165,7 @@ static int lower_space_to_depth(imp_node *n) {
  * the window sum assembled from shifted (zero padded) views. */
 static int lower_lrn(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   ir_shape s = shape_of(n, x);
   int64_t size = imp_attr_i(n, "size", 0);
@@ -444,7 +438,7 @@ static int resize_common(imp_node *n, ir_ref x, const resize_opts *o, const doub
 /* Resize-10 (X, scales); Resize-11+ (X, roi, scales, sizes) with optional
  * axes (opset 18); scales, sizes and roi must be compile-time constants. */
 static int lower_resize(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   ir_shape s = shape_of(n, x);
   int r = s.rank;
@@ -494,7 +488,7 @@ static int lower_resize(imp_node *n) {
 
 /* Upsample (deprecated): scales attribute (opset 7) or input (opset 9). */
 static int lower_upsample(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   ir_shape s = shape_of(n, x);
   resize_opts o;
@@ -532,7 +526,7 @@ static ir_ref axis_to_last(ir_graph *g, ir_ref x, int rank, int axis) {
  * time picked by a one-hot over a trailing axis. */
 static int lower_reverse_sequence(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0), lens = in(n, 1);
+  ir_ref x = imp_req(n, 0), lens = imp_req(n, 1);
   if (x == IR_NONE || lens == IR_NONE) return -1;
   ir_shape s = shape_of(n, x);
   int r = s.rank;
@@ -594,7 +588,7 @@ static ir_ref scatter_combine(imp_node *n, ir_ref data, ir_ref hit, ir_ref upd, 
  * and updates are padded to D on the other axes (index -1: no hit). */
 static int lower_scatter_elements(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref data = in(n, 0), idx = in(n, 1), upd = in(n, 2);
+  ir_ref data = imp_req(n, 0), idx = imp_req(n, 1), upd = imp_req(n, 2);
   if (data == IR_NONE || idx == IR_NONE || upd == IR_NONE) return -1;
   ir_shape ds = shape_of(n, data), is = shape_of(n, idx);
   int r = ds.rank;
@@ -621,7 +615,7 @@ static int lower_scatter_elements(imp_node *n) {
  * M the number of index tuples, reduced over M. */
 static int lower_scatter_nd(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref data = in(n, 0), idx = in(n, 1), upd = in(n, 2);
+  ir_ref data = imp_req(n, 0), idx = imp_req(n, 1), upd = imp_req(n, 2);
   if (data == IR_NONE || idx == IR_NONE || upd == IR_NONE) return -1;
   ir_shape ds = shape_of(n, data), is = shape_of(n, idx);
   int r = ds.rank, q = is.rank;
@@ -664,7 +658,7 @@ static int lower_scatter_nd(imp_node *n) {
  * ties by lower index; output slot r takes the element of rank r. */
 static int lower_topk(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   ir_shape s = shape_of(n, x);
   int r = s.rank;
@@ -772,7 +766,7 @@ static int lower_einsum(imp_node *n) {
     const char *end = memchr(p, ',', lhs_len - (size_t)(p - eq));
     size_t len = end ? (size_t)(end - p) : lhs_len - (size_t)(p - eq);
     if ((i + 1 < nin) != (end != NULL)) return imp_fail(n, "equation '%s' does not match %d inputs", eq0, nin);
-    if ((ops[i] = in(n, i)) == IR_NONE) return -1;
+    if ((ops[i] = imp_req(n, i)) == IR_NONE) return -1;
     int rank = shape_of(n, ops[i]).rank;
     if (len > IR_MAX_RANK + 3) return imp_fail(n, "term too long");
     if ((cnt[i] = ein_term(p, len, rank, 0, codes[i], &nell[i])) < 0)

@@ -7,12 +7,6 @@
  * the pattern into an indexed read. */
 #include "importer_impl.h"
 
-static ir_ref in(imp_node *n, int i) {
-  ir_ref r = imp_in(n, i);
-  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
-  return r;
-}
-
 static ir_shape shape_of(imp_node *n, ir_ref r) {
   return *imp_shape(n, r);
 }
@@ -62,7 +56,7 @@ static ir_shape place(const ir_shape *s, int rank, int at) {
 /* Iteration space D[:a] ++ I ++ [V] ++ D[a+1:], reduced over the V axis. */
 static int lower_gather(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref data = in(n, 0), idx = in(n, 1);
+  ir_ref data = imp_req(n, 0), idx = imp_req(n, 1);
   if (data == IR_NONE || idx == IR_NONE) return -1;
   ir_shape ds = shape_of(n, data), is = shape_of(n, idx);
   int r = ds.rank, q = is.rank;
@@ -88,7 +82,7 @@ static int lower_gather(imp_node *n) {
  * other axes, with its axis a moved last and a unit axis in its place. */
 static int lower_gather_elements(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref data = in(n, 0), idx = in(n, 1);
+  ir_ref data = imp_req(n, 0), idx = imp_req(n, 1);
   if (data == IR_NONE || idx == IR_NONE) return -1;
   ir_shape ds = shape_of(n, data), is = shape_of(n, idx);
   int r = ds.rank;
@@ -119,7 +113,7 @@ static int lower_gather_elements(imp_node *n) {
  * I[:q-1] ++ [V] ++ D[b+k:] with the b batch axes shared. */
 static int lower_gather_nd(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref data = in(n, 0), idx = in(n, 1);
+  ir_ref data = imp_req(n, 0), idx = imp_req(n, 1);
   if (data == IR_NONE || idx == IR_NONE) return -1;
   ir_shape ds = shape_of(n, data), is = shape_of(n, idx);
   int r = ds.rank, q = is.rank;

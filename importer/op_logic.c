@@ -2,12 +2,6 @@
  * broadcasting. Comparisons produce bool; And/Or/Xor/Not take bool. */
 #include "importer_impl.h"
 
-static ir_ref in(imp_node *n, int i) {
-  ir_ref r = imp_in(n, i);
-  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
-  return r;
-}
-
 /* Both operands must have one dtype (ONNX guarantees it; say so if not). */
 static bool same_dtype(imp_node *n, ir_ref a, ir_ref b) {
   if (a == IR_NONE || b == IR_NONE) return false;
@@ -44,7 +38,7 @@ static ir_ref ge(ir_graph *g, ir_ref a, ir_ref b) {
 }
 
 static int compare(imp_node *n, ir_ref (*f)(ir_graph *, ir_ref, ir_ref)) {
-  ir_ref a = in(n, 0), b = in(n, 1);
+  ir_ref a = imp_req(n, 0), b = imp_req(n, 1);
   if (!same_dtype(n, a, b)) return -1;
   return imp_set_out(n, 0, f(n->g, a, b));
 }
@@ -66,7 +60,7 @@ static int lower_greater_equal(imp_node *n) {
 }
 
 static int logic(imp_node *n, ir_op op) {
-  ir_ref a = in(n, 0), b = in(n, 1);
+  ir_ref a = imp_req(n, 0), b = imp_req(n, 1);
   if (!need_bool(n, a) || !need_bool(n, b)) return -1;
   return imp_set_out(n, 0, ir_binary(n->g, op, a, b));
 }
@@ -82,13 +76,13 @@ static int lower_xor(imp_node *n) {
 }
 
 static int lower_not(imp_node *n) {
-  ir_ref a = in(n, 0);
+  ir_ref a = imp_req(n, 0);
   if (!need_bool(n, a)) return -1;
   return imp_set_out(n, 0, ir_unary(n->g, IR_NOT, a));
 }
 
 static int lower_where(imp_node *n) {
-  ir_ref c = in(n, 0), x = in(n, 1), y = in(n, 2);
+  ir_ref c = imp_req(n, 0), x = imp_req(n, 1), y = imp_req(n, 2);
   if (!need_bool(n, c) || !same_dtype(n, x, y)) return -1;
   return imp_set_out(n, 0, ir_where(n->g, c, x, y));
 }

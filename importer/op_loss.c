@@ -9,12 +9,6 @@
 
 #include <string.h>
 
-static ir_ref in(imp_node *n, int i) {
-  ir_ref r = imp_in(n, i);
-  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
-  return r;
-}
-
 typedef enum { RED_NONE, RED_SUM, RED_MEAN } reduction;
 
 /* The reduction attribute (default "mean"); -1 with an error when unknown. */
@@ -96,7 +90,7 @@ static ir_ref nll(imp_node *n, ir_ref x, ir_ref t, ir_ref w, int red) {
 }
 
 static int lower_nll(imp_node *n) {
-  ir_ref x = in(n, 0), t = in(n, 1);
+  ir_ref x = imp_req(n, 0), t = imp_req(n, 1);
   if (x == IR_NONE || t == IR_NONE) return -1;
   ir_ref w = imp_in(n, 2);
   int red = get_reduction(n);
@@ -111,7 +105,7 @@ static ir_ref log_softmax(ir_graph *g, ir_ref x) {
 }
 
 static int lower_sce(imp_node *n) {
-  ir_ref x = in(n, 0), t = in(n, 1);
+  ir_ref x = imp_req(n, 0), t = imp_req(n, 1);
   if (x == IR_NONE || t == IR_NONE) return -1;
   ir_ref w = imp_in(n, 2);
   int red = get_reduction(n);

@@ -3,19 +3,13 @@
 #include "importer_impl.h"
 
 /* A required input: records an error when it is absent. */
-static ir_ref in(imp_node *n, int i) {
-  ir_ref r = imp_in(n, i);
-  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
-  return r;
-}
-
 static int lower_matmul(imp_node *n) {
-  return imp_set_out(n, 0, ir_matmul(n->g, in(n, 0), in(n, 1)));
+  return imp_set_out(n, 0, ir_matmul(n->g, imp_req(n, 0), imp_req(n, 1)));
 }
 
 /* Gemm operands are matrices; trans* swaps the two axes (a view). */
 static ir_ref gemm_operand(imp_node *n, int i, const char *trans_attr) {
-  ir_ref x = in(n, i);
+  ir_ref x = imp_req(n, i);
   if (x == IR_NONE) return IR_NONE;
   if (imp_shape(n, x)->rank != 2)
     return imp_fail(n, "input %d must be a matrix (rank %d)", i, imp_shape(n, x)->rank), IR_NONE;
@@ -62,7 +56,7 @@ static ir_ref zero_point(imp_node *n, int i, ir_ref x, bool per_row) {
 
 /* (A - a_zero_point) x (B - b_zero_point), accumulated in int32. */
 static ir_ref int_operand(imp_node *n, int i, bool per_row) {
-  ir_ref x = in(n, i);
+  ir_ref x = imp_req(n, i);
   if (x == IR_NONE) return IR_NONE;
   ir_dtype t = imp_dtype(n, x);
   if (t != IR_U8 && t != IR_I8)

@@ -6,12 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static ir_ref in(imp_node *n, int i) {
-  ir_ref r = imp_in(n, i);
-  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
-  return r;
-}
-
 static const char *onnx_type_name(int64_t t) {
   static const char *names[] = {"UNDEFINED", "FLOAT",  "UINT8",     "INT8",       "UINT16", "INT16",
                                 "INT32",     "INT64",  "STRING",    "BOOL",       "FLOAT16", "DOUBLE",
@@ -36,7 +30,7 @@ static bool input_dtype_ok(imp_node *n, ir_ref x) {
 }
 
 static int lower_cast(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!imp_has_attr(n, "to")) return imp_fail(n, "attribute 'to' is missing");
   int t = dtype_attr(n, "to", imp_attr_i(n, "to", 0));
   if (t < 0 || !input_dtype_ok(n, x)) return -1;
@@ -44,13 +38,13 @@ static int lower_cast(imp_node *n) {
 }
 
 static int lower_cast_like(imp_node *n) {
-  ir_ref x = in(n, 0), like = in(n, 1);
+  ir_ref x = imp_req(n, 0), like = imp_req(n, 1);
   if (!input_dtype_ok(n, x) || !input_dtype_ok(n, like)) return -1;
   return imp_set_out(n, 0, ir_cast(n->g, x, imp_dtype(n, like)));
 }
 
 static int lower_identity(imp_node *n) {
-  return imp_set_out(n, 0, in(n, 0));
+  return imp_set_out(n, 0, imp_req(n, 0));
 }
 
 /* A scalar LOAD of dtype t holding v, exact for 64-bit integers. */
@@ -70,7 +64,7 @@ static int64_t range_count_int(int64_t start, int64_t limit, int64_t delta) {
 
 /* Range: start + delta * iota over the statically known element count. */
 static int lower_range(imp_node *n) {
-  ir_ref s0 = in(n, 0);
+  ir_ref s0 = imp_req(n, 0);
   if (s0 == IR_NONE || !input_dtype_ok(n, s0)) return -1;
   ir_dtype t = imp_dtype(n, s0);
   double f[3];
@@ -99,7 +93,7 @@ static int lower_range(imp_node *n) {
  * A training_mode input that is (or may be) true with a non-zero ratio
  * would need random numbers, which are refused. */
 static int lower_dropout(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   if (imp_has_in(n, 2)) {
     int64_t train = 0;
@@ -174,7 +168,7 @@ static int lower_constant_of_shape(imp_node *n) {
 
 /* EyeLike: ones where column - row == k, built from an index expression. */
 static int lower_eye_like(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   const ir_shape *s = imp_shape(n, x);
   if (s->rank != 2) return imp_fail(n, "input must be 2-D (rank %d given)", s->rank);
@@ -196,7 +190,7 @@ static ir_ref element(ir_graph *g, ir_ref v, int64_t i) {
 /* OneHot: compare an iota along the new axis with the (wrapped) indices
  * and select the on / off values. The depth must be a constant. */
 static int lower_one_hot(imp_node *n) {
-  ir_ref idx = in(n, 0), vals = in(n, 2);
+  ir_ref idx = imp_req(n, 0), vals = imp_req(n, 2);
   double depthf;
   if (idx == IR_NONE || vals == IR_NONE || !input_dtype_ok(n, idx) || !input_dtype_ok(n, vals)) return -1;
   if (imp_const_floats(n, 1, &depthf, 1) != 1) return ir_failed(n->g) ? -1 : imp_fail(n, "depth must be a scalar");
@@ -221,7 +215,7 @@ static int lower_one_hot(imp_node *n) {
 /* Shape: the input's static dims in [start, end) (opset 15 attributes,
  * negative values count from the end, both clamped to [0, rank]). */
 static int lower_shape(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   ir_shape s = *imp_shape(n, x);
   int64_t r = s.rank, lo = imp_attr_i(n, "start", 0), hi = imp_attr_i(n, "end", r);
@@ -235,7 +229,7 @@ static int lower_shape(imp_node *n) {
 }
 
 static int lower_size(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   int64_t numel = ir_shape_numel(imp_shape(n, x));
   ir_shape s0 = {0};

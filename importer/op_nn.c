@@ -21,12 +21,6 @@ typedef struct {
   int64_t pb[MAX_SP], pe[MAX_SP], extra[MAX_SP], out[MAX_SP];
 } window;
 
-static ir_ref in(imp_node *n, int i) {
-  ir_ref r = imp_in(n, i);
-  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
-  return r;
-}
-
 /* An optional INTS attribute with exactly `nsp` entries, else `def`. */
 static int spatial_ints(imp_node *n, const char *name, int nsp, int64_t *out, int64_t def) {
   int64_t v[2 * MAX_SP];
@@ -147,7 +141,7 @@ static int kernel_attr(imp_node *n, int nsp, int64_t *k) {
  * tap [1, G, M/G, C/G, 1...], accumulated, then summed over C/G. */
 static int lower_conv(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0), wt = in(n, 1), b = imp_in(n, 2);
+  ir_ref x = imp_req(n, 0), wt = imp_req(n, 1), b = imp_in(n, 2);
   if (x == IR_NONE || wt == IR_NONE || ir_failed(g)) return -1;
   ir_dtype dt = imp_dtype(n, x);
   if (!ir_dtype_is_float(dt)) return imp_fail(n, "input type %s is not supported (floating point only)", ir_dtype_name(dt));
@@ -230,7 +224,7 @@ static ir_ref pool_indices(imp_node *n, ir_ref xp, ir_ref y, const window *w, co
 
 static int lower_maxpool(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE || ir_failed(g)) return -1;
   ir_shape xs = *imp_shape(n, x);
   ir_dtype dt = imp_dtype(n, x);
@@ -254,7 +248,7 @@ static int lower_maxpool(imp_node *n) {
  * count_include_pad, only real input elements without). */
 static int lower_averagepool(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE || ir_failed(g)) return -1;
   ir_shape xs = *imp_shape(n, x);
   ir_dtype dt = imp_dtype(n, x);
@@ -286,7 +280,7 @@ static int lower_averagepool(imp_node *n) {
 }
 
 static int lower_global(imp_node *n, bool max) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE || ir_failed(n->g)) return -1;
   const ir_shape *s = imp_shape(n, x);
   if (s->rank < 3) return imp_fail(n, "input rank %d is not supported", s->rank);

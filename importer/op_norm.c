@@ -6,12 +6,6 @@
 #include "importer_impl.h"
 
 /* A required input: records an error when it is absent. */
-static ir_ref in(imp_node *n, int i) {
-  ir_ref r = imp_in(n, i);
-  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
-  return r;
-}
-
 static bool need_float(imp_node *n, ir_ref x) {
   if (x == IR_NONE) return false;
   if (!ir_dtype_is_float(imp_dtype(n, x)))
@@ -71,7 +65,7 @@ static ir_ref per_channel(imp_node *n, ir_ref p, int rank) {
  * stash_type=1 computes the statistics in float32. */
 static int lower_layer_norm(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0), scale = in(n, 1), bias = imp_in(n, 2);
+  ir_ref x = imp_req(n, 0), scale = imp_req(n, 1), bias = imp_in(n, 2);
   if (!need_float(n, x) || scale == IR_NONE) return -1;
   ir_dtype t = imp_dtype(n, x);
   int64_t stash = imp_attr_i(n, "stash_type", 1);
@@ -100,12 +94,12 @@ static int lower_batch_norm(imp_node *n) {
   if (n->opset < 14)
     for (int i = 1; i < imp_nout(n); i++)
       if (imp_has_out(n, i)) return imp_fail(n, "training outputs (output %d) are not supported", i);
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   int rank = imp_shape(n, x)->rank;
   if (rank < 2) return imp_fail(n, "input rank %d < 2", rank);
-  ir_ref scale = per_channel(n, in(n, 1), rank), bias = per_channel(n, in(n, 2), rank);
-  ir_ref mean = per_channel(n, in(n, 3), rank), var = per_channel(n, in(n, 4), rank);
+  ir_ref scale = per_channel(n, imp_req(n, 1), rank), bias = per_channel(n, imp_req(n, 2), rank);
+  ir_ref mean = per_channel(n, imp_req(n, 3), rank), var = per_channel(n, imp_req(n, 4), rank);
   if (ir_failed(g)) return -1;
   double eps = imp_attr_f(n, "epsilon", 1e-5);
   ir_ref y = mul(n, ir_sub(g, x, mean), mul(n, inv_std(n, var, eps), scale));
@@ -115,11 +109,11 @@ static int lower_batch_norm(imp_node *n) {
 /* Per (N, C) statistics over the spatial axes 2.., then per-channel
  * scale and bias. */
 static int lower_instance_norm(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   int rank = imp_shape(n, x)->rank;
   if (rank < 3) return imp_fail(n, "input rank %d < 3", rank);
-  ir_ref scale = per_channel(n, in(n, 1), rank), bias = per_channel(n, in(n, 2), rank);
+  ir_ref scale = per_channel(n, imp_req(n, 1), rank), bias = per_channel(n, imp_req(n, 2), rank);
   double eps = imp_attr_f(n, "epsilon", 1e-5);
   ir_ref mean, var;
   ir_ref d = centre(n, x, axes_from(2, rank), &mean, &var);
@@ -131,7 +125,7 @@ static int lower_instance_norm(imp_node *n) {
  * epsilon placement of the ONNX function body. */
 static int lower_mvn(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   int rank = imp_shape(n, x)->rank;
   int64_t axes[IR_MAX_RANK] = {0, 2, 3};
@@ -153,7 +147,7 @@ static int lower_mvn(imp_node *n) {
 /* X / ||X||_p along `axis`, p in {1, 2}. */
 static int lower_lp_norm(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   int rank = imp_shape(n, x)->rank;
   int axis = imp_axis(n, imp_attr_i(n, "axis", -1), rank);

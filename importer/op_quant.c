@@ -13,12 +13,6 @@
 
 /* ---------- small helpers ---------- */
 
-static ir_ref need(imp_node *n, int i) {
-  ir_ref r = imp_in(n, i);
-  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
-  return r;
-}
-
 static ir_dtype dtype_of(ir_graph *g, ir_ref x) {
   return x < 0 ? IR_F32 : ir_node_get(g, x)->dtype;
 }
@@ -163,7 +157,7 @@ static ir_ref requant(ir_graph *g, ir_ref v, ir_ref zp, ir_dtype out) {
 
 static int lower_quantize(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = need(n, 0), s = need(n, 1), zp = imp_in(n, 2);
+  ir_ref x = imp_req(n, 0), s = imp_req(n, 1), zp = imp_in(n, 2);
   if (ir_failed(g)) return -1;
   if (dtype_of(g, x) == IR_F16 || dtype_of(g, s) == IR_F16) return imp_fail(n, "float16 dtype not supported");
   if (imp_has_attr(n, "block_size") && imp_attr_i(n, "block_size", 0) != 0)
@@ -185,7 +179,7 @@ static int lower_quantize(imp_node *n) {
 
 static int lower_dequantize(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = need(n, 0), s = need(n, 1), zp = imp_in(n, 2);
+  ir_ref x = imp_req(n, 0), s = imp_req(n, 1), zp = imp_in(n, 2);
   if (ir_failed(g)) return -1;
   ir_dtype ft = dtype_of(g, s);
   if (ft == IR_F16) return imp_fail(n, "float16 dtype not supported");
@@ -201,7 +195,7 @@ static int lower_dequantize(imp_node *n) {
  * point that maps 0 exactly. */
 static int lower_dynquant(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = need(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (ir_failed(g)) return -1;
   if (dtype_of(g, x) != IR_F32) return imp_fail(n, "input type %s is not supported (float32 only)", ir_dtype_name(dtype_of(g, x)));
   uint32_t all = 0;
@@ -362,7 +356,7 @@ static int conv_prepare(imp_node *n, ir_ref x, ir_ref w, cgeom *c) {
 
 static int lower_convinteger(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = need(n, 0), w = need(n, 1), xz = imp_in(n, 2), wz = imp_in(n, 3);
+  ir_ref x = imp_req(n, 0), w = imp_req(n, 1), xz = imp_in(n, 2), wz = imp_in(n, 3);
   cgeom c;
   if (ir_failed(g) || conv_prepare(n, x, w, &c)) return -1;
   return imp_set_out(n, 0, conv_core(n, shift_i32(g, x, xz, 1), shift_i32(g, w, wz, 0), &c));
@@ -377,8 +371,8 @@ static ir_ref qmultiplier(ir_graph *g, ir_ref as, ir_ref bs, ir_ref ys) {
 
 static int lower_qlinearconv(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = need(n, 0), xs = need(n, 1), xz = need(n, 2), w = need(n, 3), ws = need(n, 4);
-  ir_ref wz = need(n, 5), ys = need(n, 6), yz = need(n, 7), b = imp_in(n, 8);
+  ir_ref x = imp_req(n, 0), xs = imp_req(n, 1), xz = imp_req(n, 2), w = imp_req(n, 3), ws = imp_req(n, 4);
+  ir_ref wz = imp_req(n, 5), ys = imp_req(n, 6), yz = imp_req(n, 7), b = imp_in(n, 8);
   cgeom c;
   if (ir_failed(g) || conv_prepare(n, x, w, &c)) return -1;
   ir_ref acc = conv_core(n, shift_i32(g, x, xz, 1), shift_i32(g, w, wz, 0), &c);
@@ -391,8 +385,8 @@ static int lower_qlinearconv(imp_node *n) {
 
 static int lower_qlinearmatmul(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref a = need(n, 0), as = need(n, 1), az = need(n, 2), b = need(n, 3), bs = need(n, 4);
-  ir_ref bz = need(n, 5), ys = need(n, 6), yz = need(n, 7);
+  ir_ref a = imp_req(n, 0), as = imp_req(n, 1), az = imp_req(n, 2), b = imp_req(n, 3), bs = imp_req(n, 4);
+  ir_ref bz = imp_req(n, 5), ys = imp_req(n, 6), yz = imp_req(n, 7);
   if (ir_failed(g)) return -1;
   int ra = shape_of(g, a).rank, rb = shape_of(g, b).rank;
   /* a's zero point is per row (axis -2), b's per column (axis -1) */
@@ -429,7 +423,7 @@ static ir_ref dilate_axis(ir_graph *g, ir_ref x, int axis, int64_t s) {
  * spatially and its in/out channels swapped per group. */
 static int lower_convtranspose(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = need(n, 0), w = need(n, 1), b = imp_in(n, 2);
+  ir_ref x = imp_req(n, 0), w = imp_req(n, 1), b = imp_in(n, 2);
   if (ir_failed(g)) return -1;
   ir_dtype dt = dtype_of(g, x);
   if (!ir_dtype_is_float(dt) || dt == IR_F16) return imp_fail(n, "input type %s is not supported", ir_dtype_name(dt));
@@ -511,7 +505,7 @@ static ir_ref remap_indices(ir_graph *g, ir_ref idx, const ir_shape *dflt, const
  * position, reduced over the input positions. */
 static int lower_maxunpool(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = need(n, 0), idx = need(n, 1);
+  ir_ref x = imp_req(n, 0), idx = imp_req(n, 1);
   if (ir_failed(g)) return -1;
   ir_shape xs = shape_of(g, x);
   int nsp = xs.rank - 2;
@@ -675,7 +669,7 @@ static int lower_recurrent(imp_node *n, cell_kind kind) {
   static const char *const defs[3][3] = {{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
   const int ngates = kind == CELL_RNN ? 1 : kind == CELL_GRU ? 3 : 4;
   const int nacts = kind == CELL_RNN ? 1 : kind == CELL_GRU ? 2 : 3;
-  ir_ref x = need(n, 0), W = need(n, 1), R = need(n, 2), B = imp_in(n, 3), sl = imp_in(n, 4);
+  ir_ref x = imp_req(n, 0), W = imp_req(n, 1), R = imp_req(n, 2), B = imp_in(n, 3), sl = imp_in(n, 4);
   ir_ref h0 = imp_in(n, 5), c0 = kind == CELL_LSTM ? imp_in(n, 6) : IR_NONE;
   ir_ref P = kind == CELL_LSTM ? imp_in(n, 7) : IR_NONE;
   if (ir_failed(g)) return -1;
@@ -823,7 +817,7 @@ static void axis_perm(int rank, int axis, int *perm) {
 
 static int lower_dft(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = need(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (ir_failed(g)) return -1;
   ir_dtype dt = dtype_of(g, x);
   if (!ir_dtype_is_float(dt) || dt == IR_F16) return imp_fail(n, "input type %s is not supported", ir_dtype_name(dt));
@@ -863,7 +857,7 @@ static int lower_dft(imp_node *n) {
  * window, then a DFT over the frame axis. */
 static int lower_stft(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = need(n, 0), win = imp_in(n, 2);
+  ir_ref x = imp_req(n, 0), win = imp_in(n, 2);
   if (ir_failed(g)) return -1;
   ir_dtype dt = dtype_of(g, x);
   if (!ir_dtype_is_float(dt) || dt == IR_F16) return imp_fail(n, "input type %s is not supported", ir_dtype_name(dt));

@@ -16,12 +16,6 @@ typedef enum {
   R_LOGSUMEXP
 } reduce_kind;
 
-static ir_ref in(imp_node *n, int i) {
-  ir_ref r = imp_in(n, i);
-  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
-  return r;
-}
-
 static ir_ref konst(imp_node *n, ir_ref like, double v) {
   return ir_scalar(n->g, imp_dtype(n, like), v);
 }
@@ -55,7 +49,7 @@ static int reduce_axes(imp_node *n, int rank, bool axes_input, uint32_t *mask, b
   *noop = false;
   if (axes_input) {
     if (imp_has_in(n, 1)) {
-      ir_ref a = in(n, 1);
+      ir_ref a = imp_req(n, 1);
       if (a == IR_NONE) return -1;
       if (ir_shape_numel(imp_shape(n, a)) == 0)
         cnt = 0;
@@ -127,7 +121,7 @@ static ir_ref reduce_core(imp_node *n, reduce_kind k, ir_ref x, uint32_t mask) {
 }
 
 static int lower_reduce(imp_node *n, reduce_kind k) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_numeric(n, x)) return -1;
   if ((k == R_L2 || k == R_LOGSUM || k == R_LOGSUMEXP) && !need_float(n, x)) return -1;
   int rank = imp_shape(n, x)->rank;
@@ -184,7 +178,7 @@ static ir_ref arg_extreme(imp_node *n, ir_ref x, int axis, bool is_max, bool las
 }
 
 static int lower_arg(imp_node *n, bool is_max) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_numeric(n, x)) return -1;
   int rank = imp_shape(n, x)->rank;
   if (rank == 0) return imp_fail(n, "a rank-0 input is not supported");
@@ -224,7 +218,7 @@ static ir_ref softmax_along(imp_node *n, softmax_kind k, ir_ref x, int axis) {
  * [prod(d[:axis]), prod(d[axis:])] and normalised over the second axis;
  * from 13 on, over `axis` alone. */
 static int lower_softmax_family(imp_node *n, softmax_kind k) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (!need_float(n, x)) return -1;
   ir_shape s = *imp_shape(n, x);
   if (s.rank == 0) return imp_fail(n, "a rank-0 input is not supported");
@@ -270,7 +264,7 @@ static ir_ref cumsum_along(imp_node *n, ir_ref x, int axis, bool exclusive, bool
  * at run time computes every axis and selects the matching one. */
 static int lower_cumsum(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0), a = in(n, 1);
+  ir_ref x = imp_req(n, 0), a = imp_req(n, 1);
   if (!need_numeric(n, x) || a == IR_NONE) return -1;
   int rank = imp_shape(n, x)->rank;
   if (rank == 0) return imp_fail(n, "a rank-0 input is not supported");

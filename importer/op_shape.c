@@ -5,12 +5,6 @@
 #include <limits.h>
 #include <string.h>
 
-static ir_ref in(imp_node *n, int i) {
-  ir_ref r = imp_in(n, i);
-  if (r == IR_NONE && !ir_failed(n->g)) imp_fail(n, "input %d is missing", i);
-  return r;
-}
-
 /* A copy of the shape of `r` (rank 0 when r is IR_NONE). */
 static ir_shape shape_of(imp_node *n, ir_ref r) {
   ir_shape s = {0};
@@ -99,7 +93,7 @@ static ir_ref slice_axis(ir_graph *g, ir_ref x, int axis, int64_t start, int64_t
 }
 
 static int lower_reshape(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   int64_t sh[IR_MAX_RANK];
   int cnt = ints_arg(n, n->opset >= 5, 1, "shape", sh, IR_MAX_RANK);
@@ -134,7 +128,7 @@ static int lower_reshape(imp_node *n) {
 }
 
 static int lower_transpose(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   int rank = shape_of(n, x).rank;
   int64_t p[IR_MAX_RANK];
@@ -150,7 +144,7 @@ static int lower_transpose(imp_node *n) {
 }
 
 static int lower_unsqueeze(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   int64_t ax[IR_MAX_RANK];
   int cnt = ints_arg(n, n->opset >= 13, 1, "axes", ax, IR_MAX_RANK);
@@ -165,7 +159,7 @@ static int lower_unsqueeze(imp_node *n) {
 }
 
 static int lower_squeeze(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   int64_t ax[IR_MAX_RANK];
   int cnt = ints_arg(n, n->opset >= 13, 1, "axes", ax, IR_MAX_RANK);
@@ -187,7 +181,7 @@ static int lower_concat(imp_node *n) {
   if (imp_nin(n) > 64) return imp_fail(n, "too many inputs (%d)", imp_nin(n));
   for (int i = 0; i < imp_nin(n); i++) {
     if (!imp_has_in(n, i)) continue;
-    if ((parts[cnt++] = in(n, i)) == IR_NONE) return -1;
+    if ((parts[cnt++] = imp_req(n, i)) == IR_NONE) return -1;
   }
   if (!cnt) return imp_fail(n, "no inputs");
   if (!imp_has_attr(n, "axis")) return imp_fail(n, "attribute 'axis' is required");
@@ -214,7 +208,7 @@ static void clamp_slice(int64_t d, int64_t s, int64_t e, int64_t step, int64_t *
 }
 
 static int lower_slice(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   bool inputs = n->opset >= 10;
   ir_shape s = shape_of(n, x);
@@ -274,7 +268,7 @@ static int split_sizes(imp_node *n, int64_t d, int64_t *sizes, int max) {
 }
 
 static int lower_split(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   ir_shape s = shape_of(n, x);
   int axis = imp_axis(n, imp_attr_i(n, "axis", 0), s.rank);
@@ -293,7 +287,7 @@ static int lower_split(imp_node *n) {
 }
 
 static int lower_expand(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   int64_t sh[IR_MAX_RANK];
   int cnt = imp_const_ints(n, 1, sh, IR_MAX_RANK);
@@ -306,7 +300,7 @@ static int lower_expand(imp_node *n) {
 /* Each repeated axis gets a new broadcast axis in front of it, and the
  * pair is then merged by a reshape (which may copy). */
 static int lower_tile(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   ir_shape s = shape_of(n, x), u = {0}, e = {0}, o = s;
   int64_t rep[IR_MAX_RANK];
@@ -399,7 +393,7 @@ static ir_ref pad_runtime_value(imp_node *n, ir_ref x, const int64_t *before, co
 
 static int lower_pad(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   ir_shape s = shape_of(n, x);
   int64_t before[IR_MAX_RANK], after[IR_MAX_RANK];
@@ -408,8 +402,8 @@ static int lower_pad(imp_node *n) {
   double value = 0;
   ir_ref runtime_value = IR_NONE;
   if (n->opset >= 11) {
-    if (imp_has_in(n, 2) && !ir_is_const(g, in(n, 2))) {
-      runtime_value = in(n, 2);
+    if (imp_has_in(n, 2) && !ir_is_const(g, imp_req(n, 2))) {
+      runtime_value = imp_req(n, 2);
     } else if (imp_has_in(n, 2)) {
       double v[1];
       int c = imp_const_floats(n, 2, v, 1);
@@ -445,14 +439,14 @@ static int lower_pad(imp_node *n) {
  * with coefficients (-1, 1) over the last two axes compared with k. */
 static int lower_trilu(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   ir_shape s = shape_of(n, x);
   if (s.rank < 2) return imp_fail(n, "input rank must be at least 2");
   ir_ref kk = ir_scalar(g, IR_I64, 0);
   if (imp_has_in(n, 1)) {
     /* k only selects the mask, so it may be a runtime value */
-    ir_ref kin = in(n, 1);
+    ir_ref kin = imp_req(n, 1);
     if (kin == IR_NONE) return -1;
     if (ir_shape_numel(imp_shape(n, kin)) != 1) return imp_fail(n, "k must be a single value");
     if (!ir_dtype_is_float(imp_dtype(n, kin)) && imp_dtype(n, kin) != IR_BOOL)
@@ -469,7 +463,7 @@ static int lower_trilu(imp_node *n) {
 }
 
 static int lower_flatten(imp_node *n) {
-  ir_ref x = in(n, 0);
+  ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   ir_shape s = shape_of(n, x);
   int64_t axis = imp_attr_i(n, "axis", 1);
