@@ -39,6 +39,8 @@ static const char usage[] =
     "      --threads N         OpenMP with N threads over the outer loop of large\n"
     "                          kernels (build the C with -fopenmp; run does)\n"
     "      --cflags FLAGS      C compiler flags for run/verify (default: -O2)\n"
+    "      --max-memory SIZE   refuse models whose tensors or constants need more\n"
+    "                          (e.g. 512M, 2G; default: the machine's RAM)\n"
     "      --seed N            seed of verify's random inputs (default: 1)\n"
     "      --atol X, --rtol X  tolerances of run --expect and verify: |a-b| <= atol +\n"
     "                          rtol|b| (defaults 1e-5 and 1e-3)\n"
@@ -69,7 +71,7 @@ static int parse(int argc, char **argv, args *a) {
       {"seed", required_argument, 0, 'S'},   {"verbose", no_argument, 0, 'v'},
       {"freeze", required_argument, 0, 'Z'},  {"no-rewrite", no_argument, 0, 'R'},
       {"atol", required_argument, 0, 'A'},    {"rtol", required_argument, 0, 'T'},
-      {"threads", required_argument, 0, 'j'},
+      {"threads", required_argument, 0, 'j'},  {"max-memory", required_argument, 0, 'M'},
       {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0}};
   a->seed = 1;
@@ -105,6 +107,15 @@ static int parse(int argc, char **argv, args *a) {
     case 'F': a->rt.sched.no_fuse = true; break;
     case 'R': a->rt.no_rewrite = true; break;
     case 'A': a->atol = strtod(optarg, NULL); break;
+    case 'M': {
+      char *end;
+      double v = strtod(optarg, &end);
+      double unit = *end == 'K' || *end == 'k' ? 1024.0 : *end == 'M' ? 1048576.0 : *end == 'G' ? 1073741824.0 : 1;
+      if (unit != 1) end++;
+      if (end == optarg || *end || v <= 0) return die("--max-memory takes a size such as 512M or 2G"), -1;
+      imp_set_mem_limit((size_t)(v * unit));
+      break;
+    }
     case 'j':
       a->rt.threads = atoi(optarg);
       if (a->rt.threads < 1 || a->rt.threads > 1024) return die("--threads takes 1..1024"), -1;

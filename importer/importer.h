@@ -50,6 +50,11 @@ int imp_dtype_to_onnx(ir_dtype t);
  * `out` (for labelling tests); -1 with `err` on a decode error. */
 int imp_model_op_types(const char *path, char *out, size_t outlen, char *err, size_t errlen);
 
+/* Bounds what the compiler may hold: any one tensor, and all constant data
+ * together (default: the machine's RAM, or ONNX2C_MEM_LIMIT). A model that
+ * needs more is refused with an error naming the limit (--max-memory). */
+void imp_set_mem_limit(size_t bytes);
+
 /* The ONNX op types the importer can lower, NULL-terminated. */
 const char *const *imp_supported_ops(void);
 

@@ -28,7 +28,17 @@ struct imp_ctx {
   size_t nvalues, cap;
   char nodeerr[768];
   bool node_failed;
+  size_t const_bytes; /* constant data held by the graph so far */
 };
+
+/* Counts `bytes` more constant data against the memory limit. */
+static bool const_budget(imp_ctx *c, size_t bytes, char *err, size_t n) {
+  c->const_bytes += bytes;
+  if (c->const_bytes <= imp_mem_limit()) return true;
+  snprintf(err, n, "the model's constants need more than the memory limit (%zu bytes; see --max-memory)",
+           imp_mem_limit());
+  return false;
+}
 
 static const imp_op_entry *const families[] = {
     imp_ops_elementwise, imp_ops_logic, imp_ops_reduce, imp_ops_matmul, imp_ops_shape,
@@ -263,6 +273,10 @@ ir_ref imp_tensor_const(imp_ctx *c, const Onnx__TensorProto *t, char *err, size_
   if (imp_tensor_from_proto(t, c->dir, &x, err, errlen)) return IR_NONE;
   if (x.dtype == IR_F16) {
     snprintf(err, errlen, "tensor '%s': float16 is not supported in models yet", x.name);
+    imp_tensor_free(&x);
+    return IR_NONE;
+  }
+  if (!const_budget(c, x.bytes, err, errlen)) {
     imp_tensor_free(&x);
     return IR_NONE;
   }

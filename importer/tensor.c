@@ -13,8 +13,13 @@
  * (sysconf), or ONNX2C_MEM_LIMIT bytes when set. Larger values are refused
  * before anything is allocated. Declared in load.c, which also uses it. */
 size_t imp_mem_limit(void);
+static size_t limit;
+
+void imp_set_mem_limit(size_t bytes) {
+  limit = bytes;
+}
+
 size_t imp_mem_limit(void) {
-  static size_t limit;
   if (!limit) {
     const char *env = getenv("ONNX2C_MEM_LIMIT");
     char *end;
