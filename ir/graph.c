@@ -273,6 +273,34 @@ void ir_contiguous_strides(const ir_shape *s, int64_t *strides) {
   }
 }
 
+static int cmp_ptr(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Frees the data of weights no output needs any more (newid < 0), unless a
+ * live node shares it: weights replaced by rewrites do not stay in memory. */
+static void release_dead_data(ir_graph *g, const int *newid) {
+  int nlive = 0;
+  const void **keep = malloc((size_t)(g->nnodes + 1) * sizeof *keep);
+  IR_ASSERT(keep);
+  for (int i = 0; i < g->nnodes; i++)
+    if (newid[i] >= 0 && g->nodes[i].op == IR_ALLOCATE && g->nodes[i].data) keep[nlive++] = g->nodes[i].data;
+  qsort(keep, (size_t)nlive, sizeof *keep, cmp_ptr);
+  for (int i = 0; i < g->nnodes; i++) {
+    const void *d = g->nodes[i].data;
+    if (newid[i] >= 0 || g->nodes[i].op != IR_ALLOCATE || !d || bsearch(&d, keep, (size_t)nlive, sizeof *keep, cmp_ptr))
+      continue;
+    for (int b = g->nblocks - 1; b >= 0; b--)
+      if (g->blocks[b] == d) {
+        free(g->blocks[b]);
+        g->blocks[b] = g->blocks[--g->nblocks];
+        break;
+      }
+  }
+  free(keep);
+}
+
 /* Iterative post-order from the outputs (graph depth is input-controlled). */
 void ir_compact(ir_graph *g) {
   int n = g->nnodes;
@@ -299,6 +327,7 @@ void ir_compact(ir_graph *g) {
       order[m++] = x;
     }
   }
+  release_dead_data(g, newid);
   ir_node *nodes = malloc((size_t)(m ? m : 1) * sizeof *nodes);
   IR_ASSERT(nodes);
   for (int i = 0; i < m; i++) {

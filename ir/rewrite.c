@@ -269,13 +269,18 @@ static bool repack_one(ir_graph *g, ir_ref r) {
   return true;
 }
 
+/* One weight at a time, compacting after each: the weight it replaces is
+ * released at once when nothing else reads it, so a large model is never
+ * held twice. */
 int ir_rewrite_weight_layout(ir_graph *g) {
-  if (g->failed) return 0;
-  int n = g->nnodes, count = 0;
-  char *live = ir_live_nodes(g);
-  for (int r = 0; r < n; r++)
-    if (live[r]) count += repack_one(g, r);
-  free(live);
-  if (count) ir_compact(g);
+  int count = 0;
+  for (bool again = !g->failed; again;) {
+    again = false;
+    char *live = ir_live_nodes(g);
+    for (int r = 0; r < g->nnodes && !again; r++)
+      if (live[r] && repack_one(g, r)) again = true, count++;
+    free(live);
+    if (again) ir_compact(g);
+  }
   return count;
 }
