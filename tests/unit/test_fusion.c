@@ -33,20 +33,8 @@
 
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node"
 
-static char tmpdir[256];
-
-static int setup(void **state) {
-  (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/unit_fusion-XXXXXX");
-  return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
-}
+#define TMPDIR_STEM "unit_fusion"
+#include "unit_tmpdir.h"
 
 static ir_shape shp(int rank, const int64_t *d) {
   return ir_shape_make(rank, d);
@@ -545,5 +533,5 @@ int main(void) {
       cmocka_unit_test(test_run_chain10),
       cmocka_unit_test(test_run_matmul_matmul),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

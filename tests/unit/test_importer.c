@@ -15,20 +15,8 @@
 
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node"
 
-static char tmpdir[256];
-
-static int setup(void **state) {
-  (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/unit_importer-XXXXXX");
-  return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
-}
+#define TMPDIR_STEM "unit_importer"
+#include "unit_tmpdir.h"
 
 static void write_bytes(const char *path, const void *data, size_t len) {
   FILE *f = fopen(path, "wb");
@@ -269,5 +257,5 @@ int main(void) {
       cmocka_unit_test(test_symbolic_dim),
       cmocka_unit_test(test_hand_built_unsupported),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

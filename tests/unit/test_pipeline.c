@@ -16,20 +16,8 @@
 
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node"
 
-static char tmpdir[256];
-
-static int setup(void **state) {
-  (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/unit_pipeline-XXXXXX");
-  return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
-}
+#define TMPDIR_STEM "unit_pipeline"
+#include "unit_tmpdir.h"
 
 /* y = exp(x) * 2 + 1 over x: f32[4,5]. */
 static ir_graph *build_exp_graph(void) {
@@ -176,5 +164,5 @@ int main(void) {
       cmocka_unit_test(test_node_models),
       cmocka_unit_test(test_run_wrong_input),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

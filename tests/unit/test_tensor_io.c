@@ -15,20 +15,8 @@
 
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node"
 
-static char tmpdir[256];
-
-static int setup(void **state) {
-  (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/unit_tensor_io-XXXXXX");
-  return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
-}
+#define TMPDIR_STEM "unit_tensor_io"
+#include "unit_tmpdir.h"
 
 static void tmp_path(char *buf, size_t n, const char *stem) {
   snprintf(buf, n, "%s/%s", tmpdir, stem);
@@ -315,5 +303,5 @@ int main(void) {
       cmocka_unit_test(test_compare_shape_dtype),
       cmocka_unit_test(test_compare_float16),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
