@@ -69,6 +69,10 @@ ir_ref imp_attr_tensor(imp_node *n, const char *name);
 int imp_const_ints(imp_node *n, int i, int64_t *out, int max);
 int imp_const_floats(imp_node *n, int i, double *out, int max);
 
+/* ONNX indices into an axis of size `v`: int32 or int64 (else an error),
+ * as int64 with negative values wrapped (idx + v where idx < 0). */
+ir_ref imp_wrap_indices(imp_node *n, ir_ref idx, int64_t v);
+
 /* Normalises a possibly negative axis against `rank` (error when out of range). */
 int imp_axis(imp_node *n, int64_t axis, int rank);
 const ir_shape *imp_shape(imp_node *n, ir_ref r);

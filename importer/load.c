@@ -249,6 +249,17 @@ int imp_const_floats(imp_node *n, int i, double *out, int max) {
   return cnt;
 }
 
+ir_ref imp_wrap_indices(imp_node *n, ir_ref idx, int64_t v) {
+  ir_graph *g = n->g;
+  if (idx == IR_NONE) return IR_NONE;
+  ir_dtype t = imp_dtype(n, idx);
+  if (t != IR_I32 && t != IR_I64)
+    return imp_fail(n, "indices of type %s are not supported", ir_dtype_name(t)), IR_NONE;
+  idx = ir_cast(g, idx, IR_I64);
+  ir_ref neg = ir_binary(g, IR_LT, idx, ir_scalar(g, IR_I64, 0));
+  return ir_where(g, neg, ir_binary(g, IR_ADD, idx, ir_scalar(g, IR_I64, (double)v)), idx);
+}
+
 int imp_axis(imp_node *n, int64_t axis, int rank) {
   if (axis < -rank || axis >= (rank ? rank : 1))
     return imp_fail(n, "axis %lld is out of range for rank %d", (long long)axis, rank);

@@ -49,18 +49,6 @@ static void perm_to_last(int rank, int axis, int *perm) {
   perm[k] = axis;
 }
 
-/* Indices as int64, negative values wrapped by adding `v`. */
-static ir_ref wrap_indices(imp_node *n, ir_ref idx, int64_t v) {
-  ir_graph *g = n->g;
-  if (idx == IR_NONE) return IR_NONE;
-  ir_dtype t = imp_dtype(n, idx);
-  if (t != IR_I32 && t != IR_I64)
-    return imp_fail(n, "indices of type %s are not supported", ir_dtype_name(t)), IR_NONE;
-  idx = ir_cast(g, idx, IR_I64);
-  ir_ref neg = ir_binary(g, IR_LT, idx, ir_scalar(g, IR_I64, 0));
-  return ir_where(g, neg, ir_binary(g, IR_ADD, idx, ir_scalar(g, IR_I64, (double)v)), idx);
-}
-
 /* ---------------------------------------------------------------- simple */
 
 static int lower_thresholded_relu(imp_node *n) {
@@ -603,7 +591,7 @@ static int lower_scatter_elements(imp_node *n) {
     if (i != a && is.d[i] > ds.d[i]) return imp_fail(n, "indices larger than data on axis %d", i);
     pa[i] = i == a ? 0 : ds.d[i] - is.d[i];
   }
-  ir_ref w = ir_view_pad(g, wrap_indices(n, idx, ds.d[a]), pb, pa, -1.0);
+  ir_ref w = ir_view_pad(g, imp_wrap_indices(n, idx, ds.d[a]), pb, pa, -1.0);
   ir_ref u = ir_view_pad(g, upd, pb, pa, 0.0);
   ir_ref hit = ir_eq(g, ir_iota(g, unit_shape(r + 1, a, ds.d[a]), a), axis_to_last(g, w, r, a));
   ir_ref out = scatter_combine(n, ir_view_unsqueeze(g, data, r), hit, axis_to_last(g, u, r, a), r, red);
@@ -634,7 +622,7 @@ static int lower_scatter_nd(imp_node *n) {
   ir_ref flat = IR_NONE;
   for (int m = k - 1; m >= 0; m--) {
     st[q - 1] = m;
-    ir_ref c = wrap_indices(n, ir_view_slice(g, idx, st, sp, ln), ds.d[m]);
+    ir_ref c = imp_wrap_indices(n, ir_view_slice(g, idx, st, sp, ln), ds.d[m]);
     c = ir_binary(g, IR_MUL, c, ir_scalar(g, IR_I64, (double)V));
     flat = flat == IR_NONE ? c : ir_binary(g, IR_ADD, flat, c);
     V *= ds.d[m];

@@ -11,18 +11,6 @@ static ir_shape shape_of(imp_node *n, ir_ref r) {
   return *imp_shape(n, r);
 }
 
-/* Indices as int64 with negative values wrapped by `v` (idx + v where
- * idx < 0). */
-static ir_ref wrap_indices(imp_node *n, ir_ref idx, int64_t v) {
-  ir_graph *g = n->g;
-  ir_dtype t = imp_dtype(n, idx);
-  if (t != IR_I32 && t != IR_I64)
-    return imp_fail(n, "indices of type %s are not supported", ir_dtype_name(t)), IR_NONE;
-  idx = ir_cast(g, idx, IR_I64);
-  ir_ref neg = ir_binary(g, IR_LT, idx, ir_scalar(g, IR_I64, 0));
-  return ir_where(g, neg, ir_binary(g, IR_ADD, idx, ir_scalar(g, IR_I64, (double)v)), idx);
-}
-
 /* SUM over `axis` of WHERE(hit, data, 0), dropping the axis; bool data is
  * reduced with MAX over a byte copy (an OR). */
 static ir_ref select_sum(imp_node *n, ir_ref hit, ir_ref data, int axis);
@@ -73,7 +61,7 @@ static int lower_gather(imp_node *n) {
   ir_shape iv = place(&is, rank, a);
   ir_shape vs = {.rank = rank};
   for (int i = 0; i < rank; i++) vs.d[i] = i == vax ? v : 1;
-  ir_ref w = ir_view_reshape(g, wrap_indices(n, idx, v), iv);
+  ir_ref w = ir_view_reshape(g, imp_wrap_indices(n, idx, v), iv);
   ir_ref hit = ir_eq(g, ir_iota(g, vs, vax), w);
   return imp_set_out(n, 0, strict(n, select_sum(n, hit, ir_view_reshape(g, data, dv), vax)));
 }
@@ -103,7 +91,7 @@ static int lower_gather_elements(imp_node *n) {
   d = ir_view_unsqueeze(g, d, a);
   ir_shape vs = {.rank = r + 1};
   for (int i = 0; i <= r; i++) vs.d[i] = i == r ? v : 1;
-  ir_ref w = ir_view_unsqueeze(g, wrap_indices(n, idx, v), r);
+  ir_ref w = ir_view_unsqueeze(g, imp_wrap_indices(n, idx, v), r);
   ir_ref hit = ir_eq(g, ir_iota(g, vs, r), w);
   return imp_set_out(n, 0, strict(n, select_sum(n, hit, d, r)));
 }
@@ -137,7 +125,7 @@ static int lower_gather_nd(imp_node *n) {
     int64_t dm = ds.d[b + m];
     st[q - 1] = m;
     ir_ref c = ir_view_reshape(g, ir_view_slice(g, idx, st, sp, ln), lead);
-    c = ir_binary(g, IR_MUL, wrap_indices(n, c, dm), ir_scalar(g, IR_I64, (double)v));
+    c = ir_binary(g, IR_MUL, imp_wrap_indices(n, c, dm), ir_scalar(g, IR_I64, (double)v));
     flat = flat == IR_NONE ? c : ir_binary(g, IR_ADD, flat, c);
     v *= dm;
   }
