@@ -40,6 +40,10 @@ typedef struct {
   int threads;
   char index_name[32];
   bool has_index; /* an indexed read: the kernel can fail */
+  /* register-blocked kernels, while a statement is printed: the element of
+   * the accumulator blocks ("[3][c3]"; "" elsewhere), the column tile and
+   * the column in it, the reduction index (for packed weight panels) */
+  const char *acc_sub, *col_tile, *col, *red;
 } cg_kernel;
 
 void cg_printf(cg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -118,9 +118,25 @@ static const char *render_index(cg_kernel *c, ir_ref r, char *const *idx) {
   return c->index_name;
 }
 
+/* A weight read from its packed copy: panels [ceil(N/nr)][K][nr] (gemm.c). */
+static void render_panel_read(cg_kernel *c, cg_buf *o, int buf) {
+  const sched_gemm *gm = &c->k->gemm;
+  if (!c->red) {
+    c->error = true; /* panels are read by the sums only */
+    return;
+  }
+  cg_printf(o, "b%d[%lld * %s + %d * %s + %s]", cg_kernel_arg(c, buf), (long long)c->k->space.d[gm->k] * gm->nr,
+            c->col_tile, gm->nr, c->red, c->col);
+}
+
 static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
   const ir_node *n = ir_node_get(c->p->g, r);
   const ir_node *src = ir_node_get(c->p->g, n->src[0]);
+  int panel = sched_gemm_packed_buf(c->k, r);
+  if (panel >= 0) {
+    render_panel_read(c, o, panel);
+    return;
+  }
   if (n->view.masked) {
     cg_printf(o, "((");
     render_mask(o, &n->view, idx);
@@ -262,7 +278,7 @@ static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bo
   }
   int stage = sched_stage_of(c->k, r);
   if (stage >= 0) {
-    cg_printf(o, "acc%d", stage);
+    cg_printf(o, "acc%d%s", stage, c->acc_sub);
     return;
   }
   if (!is_root && n->op != IR_LOAD && n->op != IR_INDEX_COMPONENTS && n->op != IR_VIEW &&
@@ -331,7 +347,7 @@ static void render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *con
     }
   } else if (kind == SCHED_STMT_INIT) {
     init_literal(&v, ir_node_get(c->p->g, c->k->stages[stage]));
-    cg_printf(&line, "acc%d = %s;", stage, v.s);
+    cg_printf(&line, "acc%d%s = %s;", stage, c->acc_sub, v.s);
   } else if (kind == SCHED_STMT_UPDATE) {
     const ir_node *r = ir_node_get(c->p->g, c->k->stages[stage]);
     render_value(c, &v, r->src[0], space_idx, false);
@@ -340,7 +356,8 @@ static void render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *con
       cg_need_helper(c->out, r->dtype);
     } else {
       if (ir_dtype_is_float(r->dtype))
-        cg_printf(&line, "acc%d = (%s)(acc%d %s %s);", stage, cg_ctype(r->dtype), stage, r->op == IR_ADD ? "+" : "*", v.s);
+        cg_printf(&line, "acc%d%s = (%s)(acc%d%s %s %s);", stage, c->acc_sub, cg_ctype(r->dtype), stage, c->acc_sub,
+                  r->op == IR_ADD ? "+" : "*", v.s);
       else
         cg_printf(&line, "acc%d = (%s)((%s)acc%d %s (%s)%s);", stage, cg_ctype(r->dtype), wide_unsigned(r->dtype),
                   stage, r->op == IR_ADD ? "+" : "*", wide_unsigned(r->dtype), v.s);
@@ -441,6 +458,48 @@ static void print_expr(cg_buf *o, isl_ast_expr *e) {
   }
 }
 
+static void arg_str(cg_buf *o, isl_ast_expr *call, int i) {
+  isl_ast_expr *a = isl_ast_expr_op_get_arg(call, i);
+  print_expr(o, a);
+  isl_ast_expr_free(a);
+}
+
+/* A statement of a register-blocked kernel: strip-mined axes come as
+ * (tile, position in tile) argument pairs (scheduler/tile.c). */
+static void print_tiled_user(cg_kernel *c, isl_ast_expr *call, sched_stmt_kind kind, int stage) {
+  const sched_kernel *k = c->k;
+  const sched_gemm *gm = &k->gemm;
+  bool all = kind == SCHED_STMT_UPDATE;
+  const int *ax = all ? k->axes : k->outer;
+  int nax = all ? k->naxes : k->nouter, arg = 1;
+  char *idx[IR_MAX_RANK];
+  cg_buf val[IR_MAX_RANK] = {{0}}, tile = {0}, pos[2] = {{0}}, sub = {0};
+  for (int i = 0; i < IR_MAX_RANK; i++) idx[i] = "0";
+  for (int i = 0; i < nax; i++) {
+    int a = ax[i], t = a == gm->n ? gm->nr : a == gm->m ? gm->mr : 0;
+    if (!t) {
+      arg_str(&val[i], call, arg++);
+    } else {
+      cg_buf *p = &pos[a == gm->n];
+      if (a == gm->n) arg_str(&tile, call, arg++);
+      else arg_str(&val[i], call, arg++);
+      arg_str(p, call, arg++);
+      const char *ts = a == gm->n ? tile.s : val[i].s;
+      cg_buf v = {0};
+      cg_printf(&v, "(%d * %s + %s)", t, ts, p->s);
+      free(val[i].s);
+      val[i] = v;
+    }
+    idx[a] = val[i].s;
+  }
+  cg_printf(&sub, "[%s][%s]", gm->m >= 0 ? pos[0].s : "0", pos[1].s);
+  c->acc_sub = sub.s, c->col_tile = tile.s, c->col = pos[1].s, c->red = all ? idx[gm->k] : NULL;
+  render_stmt(c, kind, stage, idx);
+  c->acc_sub = "", c->col_tile = c->col = c->red = NULL;
+  for (int i = 0; i < nax; i++) free(val[i].s);
+  free(tile.s), free(pos[0].s), free(pos[1].s), free(sub.s);
+}
+
 static void print_user(cg_kernel *c, isl_ast_node *node) {
   isl_ast_expr *call = isl_ast_node_user_get_expr(node);
   isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
@@ -449,6 +508,11 @@ static void print_user(cg_kernel *c, isl_ast_node *node) {
   sched_stmt_kind kind = sched_stmt_of(isl_id_get_name(id), &stage);
   isl_id_free(id);
   isl_ast_expr_free(fn);
+  if (c->k->gemm.on) {
+    print_tiled_user(c, call, kind, stage);
+    isl_ast_expr_free(call);
+    return;
+  }
   /* domain dimensions -> axes of the iteration space */
   bool all = kind == SCHED_STMT_UPDATE || (kind == SCHED_STMT_FINAL && c->k->final_full);
   /* X<i>, I<i> and F over the outer axes take the outer axes as arguments */
@@ -471,6 +535,7 @@ static void print_user(cg_kernel *c, isl_ast_node *node) {
 /* The innermost loop of a sum accumulates in a scalar: let the compiler
  * vectorise it by reassociating that sum (O2C_SIMD_SUM, see program.c). */
 static void simd_pragma(cg_kernel *c, isl_ast_node *loop) {
+  if (c->k->gemm.on) return; /* block accumulators: nothing is a scalar sum */
   isl_ast_node *body = isl_ast_node_for_get_body(loop);
   if (isl_ast_node_get_type(body) == isl_ast_node_user) {
     isl_ast_expr *call = isl_ast_node_user_get_expr(body);
@@ -583,8 +648,12 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
 
 int cg_kernel_body(cg_kernel *c) {
   c->depth = 1;
-  for (int i = 0; i < c->k->nstages; i++)
-    cg_line(c->body, 1, "%s acc%d;", cg_ctype(ir_node_get(c->p->g, c->k->stages[i])->dtype), i);
+  c->acc_sub = "";
+  for (int i = 0; i < c->k->nstages; i++) {
+    const char *T = cg_ctype(ir_node_get(c->p->g, c->k->stages[i])->dtype);
+    if (c->k->gemm.on) cg_line(c->body, 1, "%s acc%d[%d][%d];", T, i, c->k->gemm.mr, c->k->gemm.nr);
+    else cg_line(c->body, 1, "%s acc%d;", T, i);
+  }
   for (int i = 0; i < c->k->ngathers; i++) cg_line(c->body, 1, "int64_t g%d;", i);
   print_node(c, c->k->ast);
   statement_begin(c);

@@ -211,10 +211,10 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
   int64_t at = 0;
   for (int i = 0; i < p->nbufs; i++) {
     const sched_buf *b = &p->bufs[i];
-    if (b->kind != SCHED_BUF_WEIGHT || b->shared) continue;
+    if (b->kind != SCHED_BUF_WEIGHT || b->shared || b->unused) continue;
     if (b->offset > at) fwrite(zeros, 1, (size_t)(b->offset - at), weights);
     size_t bytes = (size_t)b->numel * ir_dtype_size(b->dtype);
-    if (bytes && fwrite(ir_node_get(p->g, b->node)->data, 1, bytes, weights) != bytes) {
+    if (bytes && fwrite(sched_buf_data(p, i), 1, bytes, weights) != bytes) {
       snprintf(err, errlen, "cannot write the weights file");
       return -1;
     }

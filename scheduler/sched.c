@@ -28,7 +28,7 @@ static void separate_outputs(ir_graph *g) {
   }
 }
 
-static int add_buf(sched_program *p, sched_buf_kind kind, ir_ref r, int io_index) {
+int sched_add_buf(sched_program *p, sched_buf_kind kind, ir_ref r, int io_index) {
   const ir_node *n = ir_node_get(p->g, r);
   p->bufs = realloc(p->bufs, (size_t)(p->nbufs + 1) * sizeof *p->bufs);
   SCHED_ASSERT(p->bufs);
@@ -40,20 +40,20 @@ static int add_buf(sched_program *p, sched_buf_kind kind, ir_ref r, int io_index
   b->numel = ir_shape_numel(&n->shape);
   b->io_index = io_index;
   b->first = b->last = -1;
-  p->buf_of[r] = p->nbufs;
+  if (p->buf_of[r] < 0) p->buf_of[r] = p->nbufs; /* a packed copy does not stand for its node */
   return p->nbufs++;
 }
 
 /* Buffers for the materialised nodes: outputs first (their slots), then the rest. */
 static void make_buffers(sched_program *p, const char *mat, const char *live) {
   ir_graph *g = p->g;
-  for (int i = 0; i < ir_output_count(g); i++) add_buf(p, SCHED_BUF_OUTPUT, ir_output(g, i), i);
+  for (int i = 0; i < ir_output_count(g); i++) sched_add_buf(p, SCHED_BUF_OUTPUT, ir_output(g, i), i);
   for (int r = 0; r < ir_graph_count(g); r++) {
     if (!live[r] || !mat[r] || p->buf_of[r] >= 0) continue;
     const ir_node *x = ir_node_get(g, r);
     if (x->op == IR_ALLOCATE)
-      add_buf(p, x->origin == IR_ORIGIN_INPUT ? SCHED_BUF_INPUT : SCHED_BUF_WEIGHT, r, x->io_index);
-    else add_buf(p, SCHED_BUF_TEMP, r, -1);
+      sched_add_buf(p, x->origin == IR_ORIGIN_INPUT ? SCHED_BUF_INPUT : SCHED_BUF_WEIGHT, r, x->io_index);
+    else sched_add_buf(p, SCHED_BUF_TEMP, r, -1);
   }
 }
 
@@ -65,8 +65,14 @@ static void note_arg(sched_kernel *k, int buf) {
   k->args[k->nargs++] = buf;
 }
 
-/* Buffers read by the inline expression of `r`. */
+/* Buffers read by the inline expression of `r` (a view the kernel reads
+ * from a packed copy: that copy). */
 static void collect_args(sched_program *p, sched_kernel *k, ir_ref r, bool is_root) {
+  int packed = sched_gemm_packed_buf(k, r);
+  if (packed >= 0) {
+    note_arg(k, packed);
+    return;
+  }
   if (!is_root && p->buf_of[r] >= 0) {
     note_arg(k, p->buf_of[r]);
     return;
@@ -87,6 +93,12 @@ static void kernel_args(sched_program *p) {
       b->last = i;
     }
   }
+  /* a weight no kernel reads (all its readers take a packed copy) is not stored */
+  for (int b = 0; b < p->nbufs; b++) p->bufs[b].unused = p->bufs[b].kind == SCHED_BUF_WEIGHT && p->bufs[b].first < 0;
+}
+
+const void *sched_buf_data(const sched_program *p, int b) {
+  return p->bufs[b].packed ? p->bufs[b].packed : ir_node_get(p->g, p->bufs[b].node)->data;
 }
 
 static int64_t align64(int64_t x) {
@@ -132,10 +144,13 @@ static void plan_arena(sched_program *p) {
   free(order);
 }
 
+/* FNV-1a over 8-byte words (weights are hundreds of megabytes). */
 static uint64_t hash_bytes(const void *data, size_t n) {
   const unsigned char *b = data;
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+  uint64_t h = 1469598103934665603ull, w;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) memcpy(&w, b + i, 8), h = (h ^ w) * 1099511628211ull;
+  for (; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
   return h;
 }
 
@@ -148,16 +163,15 @@ static void place_weights(sched_program *p) {
   SCHED_ASSERT(hash);
   for (int i = 0; i < p->nbufs; i++) {
     sched_buf *b = &p->bufs[i];
-    if (b->kind != SCHED_BUF_WEIGHT) continue;
+    if (b->kind != SCHED_BUF_WEIGHT || b->unused) continue;
     size_t bytes = (size_t)b->numel * ir_dtype_size(b->dtype);
-    const void *data = ir_node_get(p->g, b->node)->data;
+    const void *data = sched_buf_data(p, i);
     hash[i] = hash_bytes(data, bytes);
     b->shared = false;
     for (int j = 0; j < i && !b->shared; j++) {
       const sched_buf *o = &p->bufs[j];
-      if (o->kind == SCHED_BUF_WEIGHT && !o->shared && hash[j] == hash[i] &&
-          (size_t)o->numel * ir_dtype_size(o->dtype) == bytes &&
-          !memcmp(ir_node_get(p->g, o->node)->data, data, bytes)) {
+      if (o->kind == SCHED_BUF_WEIGHT && !o->shared && !o->unused && hash[j] == hash[i] &&
+          (size_t)o->numel * ir_dtype_size(o->dtype) == bytes && !memcmp(sched_buf_data(p, j), data, bytes)) {
         b->offset = o->offset;
         b->shared = true;
       }
@@ -189,13 +203,15 @@ int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char
   make_buffers(p, mat, live);
   free(mat);
   free(live);
+  if (!opt->no_tile)
+    for (int i = 0; i < p->nkernels; i++) sched_gemm_plan(p, &p->kernels[i]);
   kernel_args(p);
   plan_arena(p);
   place_weights(p);
   p->ctx = isl_ctx_alloc();
   SCHED_ASSERT(p->ctx);
   for (int i = 0; i < p->nkernels; i++)
-    if (sched_kernel_build_ast(p, &p->kernels[i], err, errlen)) {
+    if ((p->kernels[i].gemm.on ? sched_gemm_build_ast : sched_kernel_build_ast)(p, &p->kernels[i], err, errlen)) {
       sched_free(p);
       return -1;
     }
@@ -210,8 +226,10 @@ void sched_free(sched_program *p) {
     free(p->kernels[i].args);
   }
   free(p->kernels);
+  for (int i = 0; i < p->nbufs; i++) free(p->bufs[i].packed);
   free(p->bufs);
   free(p->buf_of);
+  sched_memo_free(p);
   if (p->ctx) isl_ctx_free(p->ctx);
   free(p);
 }

@@ -4,6 +4,8 @@
 
 #include "scheduler.h"
 
+#include <isl/union_map.h>
+#include <isl/union_set.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,10 +17,43 @@
     }                                                                                      \
   } while (0)
 
+/* A growing string: isl models are written as text (sched_isl.c). */
+typedef struct {
+  char *s;
+  size_t n, cap;
+} strbuf;
+void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "{ TEXT}" read as a union map. */
+isl_union_map *sched_read_umap(isl_ctx *ctx, const strbuf *b);
+/* The value-based (must) dependences of the statements in `dom` executed
+ * in the order `sched`, with the given accesses: isl's dataflow analysis. */
+isl_union_map *sched_flow(__isl_keep isl_union_set *dom, __isl_take isl_union_map *sched,
+                          __isl_take isl_union_map *reads, __isl_take isl_union_map *writes);
+
+/* The isl results for a kernel model written as `key` (domains, schedule
+ * and accesses): kernels with the same model — every layer of a
+ * transformer — share one analysis and get copies of one loop nest.
+ * sched_memo_get returns a copy of the AST (or NULL) and its dependence
+ * count; sched_memo_put keeps a copy of `ast`. */
+isl_ast_node *sched_memo_get(const sched_program *p, const char *key, int *ndeps);
+void sched_memo_put(sched_program *p, const char *key, __isl_keep isl_ast_node *ast, int ndeps);
+void sched_memo_free(sched_program *p);
+
+/* The kernel's kept axes in axis order (the program's original loop order). */
+void sched_outer_sorted(const sched_kernel *k, int *sorted);
+
 /* Decides what is materialised and forms the kernels (fuse.c). */
 char *sched_fuse(sched_program *p, const sched_options *opt, const char *live);
 
 /* Builds the isl model of `k` and its AST (sched_isl.c). */
 int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen);
+
+/* A new buffer for node `r` (sched.c); pointers into p->bufs are invalid afterwards. */
+int sched_add_buf(sched_program *p, sched_buf_kind kind, ir_ref r, int io_index);
+
+/* Register-blocked matmul form: the decision and the packed weights
+ * (gemm.c), the tiled isl model and its loop nest (tile.c). */
+void sched_gemm_plan(sched_program *p, sched_kernel *k);
+int sched_gemm_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen);
 
 #endif

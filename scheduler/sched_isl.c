@@ -21,12 +21,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-typedef struct {
-  char *s;
-  size_t n, cap;
-} strbuf;
-
-static void sb_printf(strbuf *b, const char *fmt, ...) {
+void sb_printf(strbuf *b, const char *fmt, ...) {
   va_list ap;
   for (;;) {
     va_start(ap, fmt);
@@ -137,7 +132,35 @@ static void kernel_model(model *m, const sched_kernel *k, const int *outer, int 
          root_rank);
 }
 
-static isl_union_map *read_map(isl_ctx *ctx, strbuf *b) {
+struct sched_memo {
+  char *key;
+  isl_ast_node *ast;
+  int ndeps;
+};
+
+isl_ast_node *sched_memo_get(const sched_program *p, const char *key, int *ndeps) {
+  for (int i = 0; i < p->nmemo; i++)
+    if (!strcmp(p->memo[i].key, key)) {
+      *ndeps = p->memo[i].ndeps;
+      return isl_ast_node_copy(p->memo[i].ast);
+    }
+  return NULL;
+}
+
+void sched_memo_put(sched_program *p, const char *key, isl_ast_node *ast, int ndeps) {
+  p->memo = realloc(p->memo, (size_t)(p->nmemo + 1) * sizeof *p->memo);
+  char *k = strdup(key);
+  SCHED_ASSERT(p->memo && k);
+  p->memo[p->nmemo++] = (sched_memo){k, isl_ast_node_copy(ast), ndeps};
+}
+
+void sched_memo_free(sched_program *p) {
+  for (int i = 0; i < p->nmemo; i++) free(p->memo[i].key), isl_ast_node_free(p->memo[i].ast);
+  free(p->memo);
+  p->memo = NULL, p->nmemo = 0;
+}
+
+isl_union_map *sched_read_umap(isl_ctx *ctx, const strbuf *b) {
   strbuf s = {0};
   sb_printf(&s, "{ %s}", b->s ? b->s : "");
   isl_union_map *m = isl_union_map_read_from_str(ctx, s.s);
@@ -145,21 +168,28 @@ static isl_union_map *read_map(isl_ctx *ctx, strbuf *b) {
   return m;
 }
 
+isl_union_map *sched_flow(__isl_keep isl_union_set *dom, __isl_take isl_union_map *sched,
+                          __isl_take isl_union_map *reads, __isl_take isl_union_map *writes) {
+  reads = isl_union_map_intersect_domain(reads, isl_union_set_copy(dom));
+  writes = isl_union_map_intersect_domain(writes, isl_union_set_copy(dom));
+  sched = isl_union_map_intersect_domain(sched, isl_union_set_copy(dom));
+  isl_union_access_info *ai = isl_union_access_info_from_sink(reads);
+  ai = isl_union_access_info_set_must_source(ai, writes);
+  ai = isl_union_access_info_set_schedule_map(ai, sched);
+  isl_union_flow *flow = isl_union_access_info_compute_flow(ai);
+  isl_union_map *dep = isl_union_flow_get_must_dependence(flow);
+  isl_union_flow_free(flow);
+  return dep;
+}
+
 /* Value-based dependences of the kernel in its semantic order (outer axes
  * in axis order), from isl's dataflow analysis; the schedule actually used
  * must order each dependence's source before its sink. Returns 1 legal, 0
  * not, -1 on an isl error. */
 static int schedule_is_legal(isl_ctx *ctx, model *used, model *semantic, isl_union_set *dom, int *ndeps) {
-  isl_union_map *sched0 = isl_union_map_intersect_domain(read_map(ctx, &semantic->sch), isl_union_set_copy(dom));
-  isl_union_map *reads = isl_union_map_intersect_domain(read_map(ctx, &used->rd), isl_union_set_copy(dom));
-  isl_union_map *writes = isl_union_map_intersect_domain(read_map(ctx, &used->wr), isl_union_set_copy(dom));
-  isl_union_access_info *ai = isl_union_access_info_from_sink(reads);
-  ai = isl_union_access_info_set_must_source(ai, writes);
-  ai = isl_union_access_info_set_schedule_map(ai, sched0);
-  isl_union_flow *flow = isl_union_access_info_compute_flow(ai);
-  isl_union_map *dep = isl_union_flow_get_must_dependence(flow);
-  isl_union_flow_free(flow);
-  isl_union_map *sched = isl_union_map_intersect_domain(read_map(ctx, &used->sch), isl_union_set_copy(dom));
+  isl_union_map *dep = sched_flow(dom, sched_read_umap(ctx, &semantic->sch), sched_read_umap(ctx, &used->rd),
+                                  sched_read_umap(ctx, &used->wr));
+  isl_union_map *sched = isl_union_map_intersect_domain(sched_read_umap(ctx, &used->sch), isl_union_set_copy(dom));
   isl_union_map *before = isl_union_map_lex_lt_union_map(isl_union_map_copy(sched), sched);
   *ndeps = dep ? (int)isl_union_map_n_map(dep) : 0;
   isl_bool ok = isl_union_map_is_subset(dep, before);
@@ -168,46 +198,56 @@ static int schedule_is_legal(isl_ctx *ctx, model *used, model *semantic, isl_uni
   return ok < 0 ? -1 : ok == isl_bool_true;
 }
 
-int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen) {
-  model used = {0}, semantic = {0};
-  int sorted[IR_MAX_RANK];
-  memcpy(sorted, k->outer, sizeof sorted);
+void sched_outer_sorted(const sched_kernel *k, int *sorted) {
+  memcpy(sorted, k->outer, sizeof k->outer);
   for (int i = 1; i < k->nouter; i++)
     for (int j = i; j > 0 && sorted[j] < sorted[j - 1]; j--) {
       int t = sorted[j];
       sorted[j] = sorted[j - 1];
       sorted[j - 1] = t;
     }
+}
+
+int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen) {
+  model used = {0}, semantic = {0};
+  int sorted[IR_MAX_RANK];
+  sched_outer_sorted(k, sorted);
   int root_rank = ir_node_get(p->g, k->root)->shape.rank;
   kernel_model(&used, k, k->outer, root_rank);
   kernel_model(&semantic, k, sorted, root_rank);
-  isl_union_set *d = NULL;
-  {
+  strbuf key = {0};
+  sb_printf(&key, "%s|%s|%s|%s|%s", used.dom.s, used.sch.s, used.rd.s ? used.rd.s : "", used.wr.s, semantic.sch.s);
+  int rc = 0;
+  k->ast = sched_memo_get(p, key.s, &k->ndeps);
+  if (!k->ast) {
     strbuf ds = {0};
     sb_printf(&ds, "{ %s}", used.dom.s);
-    d = isl_union_set_read_from_str(p->ctx, ds.s);
+    isl_union_set *d = isl_union_set_read_from_str(p->ctx, ds.s);
     free(ds.s);
-  }
-  isl_union_map *m = d ? isl_union_map_intersect_domain(read_map(p->ctx, &used.sch), isl_union_set_copy(d)) : NULL;
-  int rc = 0, legal = d && m ? schedule_is_legal(p->ctx, &used, &semantic, d, &k->ndeps) : -1;
-  if (!d || !m || legal < 0) {
-    rc = -1;
-    snprintf(err, errlen, "internal: isl rejected the model of kernel %%%d: { %s} / { %s}", k->root, used.dom.s,
-             used.sch.s);
-  } else if (!legal) {
-    rc = -1;
-    snprintf(err, errlen, "internal: the schedule of kernel %%%d violates a dependence", k->root);
-  } else {
-    isl_ast_build *b = isl_ast_build_alloc(p->ctx);
-    k->ast = isl_ast_build_node_from_schedule_map(b, isl_union_map_copy(m));
-    isl_ast_build_free(b);
-    if (!k->ast) {
+    isl_union_map *m = d ? isl_union_map_intersect_domain(sched_read_umap(p->ctx, &used.sch), isl_union_set_copy(d)) : NULL;
+    int legal = d && m ? schedule_is_legal(p->ctx, &used, &semantic, d, &k->ndeps) : -1;
+    if (!d || !m || legal < 0) {
       rc = -1;
-      snprintf(err, errlen, "internal: isl could not build the loop nest of kernel %%%d", k->root);
+      snprintf(err, errlen, "internal: isl rejected the model of kernel %%%d: { %s} / { %s}", k->root, used.dom.s,
+               used.sch.s);
+    } else if (!legal) {
+      rc = -1;
+      snprintf(err, errlen, "internal: the schedule of kernel %%%d violates a dependence", k->root);
+    } else {
+      isl_ast_build *b = isl_ast_build_alloc(p->ctx);
+      k->ast = isl_ast_build_node_from_schedule_map(b, isl_union_map_copy(m));
+      isl_ast_build_free(b);
+      if (!k->ast) {
+        rc = -1;
+        snprintf(err, errlen, "internal: isl could not build the loop nest of kernel %%%d", k->root);
+      } else {
+        sched_memo_put(p, key.s, k->ast, k->ndeps);
+      }
     }
+    isl_union_map_free(m);
+    isl_union_set_free(d);
   }
-  isl_union_map_free(m);
-  isl_union_set_free(d);
+  free(key.s);
   strbuf *all[] = {&used.dom, &used.sch, &used.rd, &used.wr, &semantic.dom, &semantic.sch, &semantic.rd, &semantic.wr};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]->s);
   return rc;

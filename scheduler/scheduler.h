@@ -25,6 +25,8 @@ typedef struct {
   int64_t offset;  /* TEMP: byte offset in the arena; WEIGHT: in the weights blob */
   int first, last; /* kernels that write first / read last (lifetime) */
   bool shared;     /* WEIGHT: same bytes as an earlier weight, stored there */
+  bool unused;     /* WEIGHT: no kernel reads it (replaced by a packed copy) */
+  void *packed;    /* WEIGHT: data owned by the program (a panel-packed copy), else NULL */
 } sched_buf;
 
 /* The statements of a kernel. A kernel computes its root over an
@@ -38,6 +40,24 @@ typedef struct {
 typedef enum { SCHED_STMT_INDEX, SCHED_STMT_INIT, SCHED_STMT_UPDATE, SCHED_STMT_FINAL } sched_stmt_kind;
 
 #define SCHED_MAX_STAGES 8
+#define SCHED_MAX_PACKED (2 * SCHED_MAX_STAGES)
+
+/* The register-blocked matmul form of a reduction kernel (gemm.c, tile.c).
+ * The outer axes m (rows) and n (columns) are strip-mined by mr x nr; inside
+ * each tile every stage accumulates an mr x nr block acc<i>[mr][nr] over
+ * the one reduced axis k, the mr rows unrolled and the nr columns left to
+ * the vectoriser; the final statement stores the block through the fused
+ * epilogue. Weights read along (n, k) are repacked at compile time into
+ * panels [ceil(N / nr)][K][nr] (zero-padded), so the block's columns are
+ * one contiguous load per k. */
+typedef struct {
+  bool on;
+  int m, n, k;   /* space axes; m = -1 when no axis can be unrolled (mr = 1) */
+  int mr, nr;
+  int npacked;
+  ir_ref packed_view[SCHED_MAX_PACKED]; /* views read from a packed copy ... */
+  int packed_buf[SCHED_MAX_PACKED];     /* ... in this buffer */
+} sched_gemm;
 
 typedef struct {
   ir_ref root;      /* the materialised node this kernel computes */
@@ -59,13 +79,17 @@ typedef struct {
   int ngathers;
   bool final_full;  /* the final statement runs over all axes (else over outer) */
   int root_axis[IR_MAX_RANK]; /* root axis -> axis of `space`, -1 for size-1 axes */
+  sched_gemm gemm;
   int ndeps;         /* dependence relations found by isl (all respected) */
   isl_ast_node *ast; /* owned */
 } sched_kernel;
 
 typedef struct {
   bool no_fuse; /* one primitive per kernel (debugging) */
+  bool no_tile; /* keep matmuls as one dot product per output (no register blocks) */
 } sched_options;
+
+typedef struct sched_memo sched_memo; /* isl results by model text (sched_isl.c) */
 
 typedef struct sched_program {
   ir_graph *g;
@@ -78,6 +102,8 @@ typedef struct sched_program {
   int64_t arena_size;   /* bytes, 64-aligned */
   int64_t arena_naive;  /* sum of all temporaries, for comparison */
   int64_t weights_size; /* bytes */
+  sched_memo *memo;
+  int nmemo;
 } sched_program;
 
 /* Schedules `g` (which may be rewritten in place: outputs that are inputs
@@ -88,6 +114,10 @@ void sched_free(sched_program *p);
 sched_stmt_kind sched_stmt_of(const char *name, int *stage);
 /* The stage index of `r` in `k`, or -1. */
 int sched_stage_of(const sched_kernel *k, ir_ref r);
+/* The bytes of weight buffer `b` (its packed copy, or its node's data). */
+const void *sched_buf_data(const sched_program *p, int b);
+/* The packed buffer kernel `k` reads view `r` from, or -1. */
+int sched_gemm_packed_buf(const sched_kernel *k, ir_ref r);
 /* The hoisted-index number of gather view `r` in `k`, or -1. */
 int sched_gather_of(const sched_kernel *k, ir_ref r);
 /* Prints kernels with their loop nests (--dump schedule). */

@@ -1,0 +1,214 @@
+/* gemm.c — which reduction kernels take the register-blocked matmul form,
+ * and the weights they read, packed at compile time into panels.
+ *
+ * A kernel qualifies when its stages are float sums over one reduced axis
+ * k, its final statement runs over the kept axes only, and every value a
+ * stage reads along the output's unit-stride axis n is either a weight
+ * (repacked so that nr consecutive columns are one load) or a buffer with
+ * unit stride along n. The rows axis m is a kept axis that none of those
+ * column reads depends on, so one vector of columns serves all mr rows
+ * (that reuse is what register blocking buys). The loop nest itself is
+ * built in tile.c. */
+#include "sched_impl.h"
+
+#include <string.h>
+
+/* One buffer read of a stage's expression: the address is
+ * offset + sum(coef[a] * i_a) over the space axes a. */
+typedef struct {
+  int buf;
+  ir_ref view; /* the VIEW read through, or IR_NONE for a whole node */
+  int64_t coef[IR_MAX_RANK];
+  int64_t offset;
+  bool masked;
+} gemm_read;
+
+#define GEMM_MAX_READS 32
+
+typedef struct {
+  const sched_program *p;
+  const sched_kernel *k;
+  gemm_read reads[GEMM_MAX_READS];
+  int nreads;
+  int budget; /* visits left: a shared sub-expression is walked once per use */
+  bool ok;    /* false: something this form does not handle */
+} gemm_walk;
+
+static void add_read(gemm_walk *w, int buf, ir_ref view, const int64_t *stride, const ir_shape *s,
+                     int64_t offset, bool masked, const int *ids) {
+  if (w->nreads == GEMM_MAX_READS) {
+    w->ok = false;
+    return;
+  }
+  gemm_read *r = &w->reads[w->nreads++];
+  memset(r, 0, sizeof *r);
+  r->buf = buf, r->view = view, r->offset = offset, r->masked = masked;
+  for (int j = 0; j < s->rank; j++)
+    if (s->d[j] != 1 && ids[j] >= 0) r->coef[ids[j]] += stride[j];
+}
+
+/* The buffer reads of inline value `x`; ids[j] is the space axis indexing
+ * axis j of `x` (-1: always 0). */
+static void walk(gemm_walk *w, ir_ref x, const int *ids) {
+  if (!w->ok || --w->budget < 0) {
+    w->ok = false;
+    return;
+  }
+  const ir_graph *g = w->p->g;
+  const ir_node *n = ir_node_get(g, x);
+  if (sched_stage_of(w->k, x) >= 0) {
+    w->ok = false; /* a stage reading another stage: not a product of two operands */
+    return;
+  }
+  if (w->p->buf_of[x] >= 0) {
+    int64_t st[IR_MAX_RANK];
+    ir_contiguous_strides(&n->shape, st);
+    add_read(w, w->p->buf_of[x], IR_NONE, st, &n->shape, 0, false, ids);
+    return;
+  }
+  if (n->op == IR_LOAD || n->op == IR_INDEX_COMPONENTS) return;
+  if (n->op != IR_VIEW) {
+    for (int i = 0; i < n->nsrc; i++) walk(w, n->src[i], ids);
+    return;
+  }
+  const ir_node *s = ir_node_get(g, n->src[0]);
+  if (s->op == IR_LOAD) return;
+  if (n->view.gather) {
+    w->ok = false; /* an indexed read per element of the reduction */
+    return;
+  }
+  if (w->p->buf_of[n->src[0]] >= 0) {
+    add_read(w, w->p->buf_of[n->src[0]], x, n->view.stride, &n->shape, n->view.offset,
+             n->view.masked, ids);
+    return;
+  }
+  int map[IR_MAX_RANK], sids[IR_MAX_RANK];
+  if (!ir_view_broadcast_map(&n->view, &s->shape, map)) {
+    w->ok = false;
+    return;
+  }
+  for (int j = 0; j < s->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
+  walk(w, n->src[0], sids);
+}
+
+static bool is_outer(const sched_kernel *k, int a) {
+  for (int i = 0; i < k->nouter; i++)
+    if (k->outer[i] == a) return true;
+  return false;
+}
+
+/* A read of a float weight through a plain view along (n, k) only: its
+ * panels can be made at compile time. */
+static bool packable(const sched_program *p, const sched_kernel *k, const gemm_read *r, int n,
+                     int kk) {
+  const sched_buf *b = &p->bufs[r->buf];
+  if (b->kind != SCHED_BUF_WEIGHT || b->dtype != IR_F32 || r->view == IR_NONE || r->masked)
+    return false;
+  for (int i = 0; i < k->naxes; i++)
+    if (k->axes[i] != n && k->axes[i] != kk && r->coef[k->axes[i]]) return false;
+  return true;
+}
+
+static int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+
+/* The register block: about 24 of the 32 vector registers hold
+ * accumulators (stages x mr x nr/16 floats), the rest hold the loaded
+ * columns and the broadcast row value. Few rows (a decode step's single
+ * token) get wider blocks, so several independent sums hide FMA latency. */
+static void block_size(sched_gemm *gm, int64_t M, int64_t N, int nstages) {
+  gm->nr = N <= 16 ? 16 : N <= 32 || M >= 8 ? 32 : 64;
+  int64_t rows = 24 / (nstages * (gm->nr / 16));
+  gm->mr = gm->m < 0 ? 1 : (int)min64(min64(M, rows < 1 ? 1 : rows), 8);
+}
+
+/* Copies the weight read `r` into panels [ceil(N/nr)][K][nr] (columns past
+ * N are zero) and returns the new buffer. */
+static int pack_weight(sched_program *p, const sched_kernel *k, const gemm_read *r) {
+  const sched_gemm *gm = &k->gemm;
+  int64_t N = k->space.d[gm->n], K = k->space.d[gm->k], nr = gm->nr, npan = (N + nr - 1) / nr;
+  int64_t cn = r->coef[gm->n], ck = r->coef[gm->k];
+  const sched_buf *src = &p->bufs[r->buf];
+  const float *w = src->packed ? src->packed : ir_node_get(p->g, src->node)->data;
+  float *out = calloc((size_t)(npan * K * nr), sizeof *out);
+  SCHED_ASSERT(out);
+  /* walk the source in its own order: whichever of n and k has the smaller stride innermost */
+  bool k_inner = (ck < 0 ? -ck : ck) < (cn < 0 ? -cn : cn);
+  for (int64_t pn = 0; pn < npan; pn++) {
+    int64_t width = min64(nr, N - pn * nr);
+    float *panel = out + pn * K * nr;
+    if (k_inner)
+      for (int64_t j = 0; j < width; j++)
+        for (int64_t kk = 0; kk < K; kk++)
+          panel[kk * nr + j] = w[r->offset + cn * (pn * nr + j) + ck * kk];
+    else
+      for (int64_t kk = 0; kk < K; kk++)
+        for (int64_t j = 0; j < width; j++)
+          panel[kk * nr + j] = w[r->offset + cn * (pn * nr + j) + ck * kk];
+  }
+  int b = sched_add_buf(p, SCHED_BUF_WEIGHT, src->node, -1);
+  p->bufs[b].packed = out;
+  p->bufs[b].numel = npan * K * nr;
+  return b;
+}
+
+int sched_gemm_packed_buf(const sched_kernel *k, ir_ref r) {
+  for (int i = 0; i < k->gemm.npacked; i++)
+    if (k->gemm.packed_view[i] == r) return k->gemm.packed_buf[i];
+  return -1;
+}
+
+/* Decides whether kernel `k` takes the register-blocked form; if it does,
+ * fills k->gemm and packs the weights it reads along (n, k). */
+void sched_gemm_plan(sched_program *p, sched_kernel *k) {
+  const ir_graph *g = p->g;
+  memset(&k->gemm, 0, sizeof k->gemm);
+  if (!k->nstages || k->nred != 1 || k->final_full || k->nouter < 1) return;
+  for (int i = 0; i < k->nstages; i++) {
+    const ir_node *s = ir_node_get(g, k->stages[i]);
+    if (s->op != IR_ADD || s->dtype != IR_F32) return;
+  }
+  /* n: the space axis of the output's innermost axis, stored with unit stride */
+  const ir_node *root = ir_node_get(g, k->root);
+  int n = -1;
+  for (int i = root->shape.rank - 1; i >= 0 && n < 0; i--)
+    if (root->shape.d[i] != 1) n = k->root_axis[i];
+  if (n < 0 || !is_outer(k, n)) return;
+  gemm_walk w = {.p = p, .k = k, .budget = 4096, .ok = true};
+  int ids[IR_MAX_RANK];
+  for (int j = 0; j < IR_MAX_RANK; j++) ids[j] = j;
+  for (int i = 0; i < k->nstages && w.ok; i++) walk(&w, ir_node_get(g, k->stages[i])->src[0], ids);
+  if (!w.ok) return;
+  int kk = k->red[0];
+  bool pack[GEMM_MAX_READS] = {false}, uses_k = false;
+  for (int i = 0; i < w.nreads; i++) {
+    const gemm_read *r = &w.reads[i];
+    uses_k |= r->coef[kk] != 0;
+    if (!r->coef[n]) continue;
+    pack[i] = packable(p, k, r, n, kk);
+    if (!pack[i] && r->coef[n] != 1) return; /* columns neither packable nor contiguous */
+  }
+  if (!uses_k) return;
+  /* m: the largest kept axis that no column read depends on */
+  int m = -1;
+  for (int i = 0; i < k->nouter; i++) {
+    int a = k->outer[i];
+    bool free_of = a != n;
+    for (int j = 0; j < w.nreads && free_of; j++)
+      free_of = !w.reads[j].coef[n] || !w.reads[j].coef[a];
+    if (free_of && (m < 0 || k->space.d[a] >= k->space.d[m])) m = a;
+  }
+  int npack = 0;
+  for (int i = 0; i < w.nreads; i++) npack += pack[i];
+  if (npack > SCHED_MAX_PACKED) return;
+  sched_gemm *gm = &k->gemm;
+  gm->on = true, gm->m = m, gm->n = n, gm->k = kk;
+  block_size(gm, m >= 0 ? k->space.d[m] : 1, k->space.d[n], k->nstages);
+  k->ngathers = 0; /* indices in the epilogue are computed where they are read */
+  for (int i = 0; i < w.nreads; i++) {
+    if (!pack[i] || sched_gemm_packed_buf(k, w.reads[i].view) >= 0) continue;
+    gm->packed_view[gm->npacked] = w.reads[i].view;
+    gm->packed_buf[gm->npacked++] = pack_weight(p, k, &w.reads[i]);
+  }
+}
