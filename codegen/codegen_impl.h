@@ -17,6 +17,9 @@ typedef struct {
   uint32_t helpers;                          /* bit per dtype */
   uint8_t casts[IR_DTYPE_COUNT][IR_DTYPE_COUNT];
   bool simd; /* O2C_SIMD_SUM is used */
+  bool nounroll; /* O2C_NOUNROLL is used */
+  bool exp2;     /* o2c_exp2f is used */
+  uint32_t selects; /* o2c_sel_<dtype> is used: bit per dtype */
 } cg_out;
 
 /* A value already computed in the current statement: node `r` at the
@@ -45,6 +48,9 @@ typedef struct {
    * the column in it, the reduction index (for packed weight panels) */
   const char *acc_sub, *col_tile, *col, *red;
 } cg_kernel;
+
+/* The C text of o2c_exp2f, printed into files that use it (program.c). */
+extern const char cg_exp2f_src[];
 
 void cg_printf(cg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cg_line(cg_buf *b, int depth, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -39,8 +39,10 @@ static int64_t to_int(double f) {
 
 static void literal(cg_buf *o, ir_dtype t, double f, int64_t i) {
   if (ir_dtype_is_float(t)) {
-    if (isnan(f)) cg_printf(o, "%sNAN", t == IR_F32 ? "" : "(double)");
-    else if (isinf(f)) cg_printf(o, "%s%sINFINITY", f < 0 ? "-" : "", t == IR_F32 ? "" : "(double)");
+    if (isnan(f))
+      cg_printf(o, "%sNAN", t == IR_F32 ? "" : "(double)");
+    else if (isinf(f))
+      cg_printf(o, "%s%sINFINITY", f < 0 ? "-" : "", t == IR_F32 ? "" : "(double)");
     else {
       char s[64];
       snprintf(s, sizeof s, t == IR_F32 ? "%.9g" : "%.17g", f);
@@ -64,8 +66,10 @@ static void render_address(cg_buf *o, int64_t offset, const int64_t *stride, con
   for (int k = 0; k < shape->rank; k++) {
     if (shape->d[k] == 1 || stride[k] == 0 || !strcmp(idx[k], "0")) continue;
     cg_printf(o, "%s", any ? " + " : "");
-    if (stride[k] == 1) cg_printf(o, "%s", idx[k]);
-    else cg_printf(o, "%lld * %s", (long long)stride[k], idx[k]);
+    if (stride[k] == 1)
+      cg_printf(o, "%s", idx[k]);
+    else
+      cg_printf(o, "%lld * %s", (long long)stride[k], idx[k]);
     any = true;
   }
   if (!any) cg_printf(o, "0");
@@ -82,6 +86,12 @@ static void render_mask(cg_buf *o, const ir_view *v, char *const *idx) {
 }
 
 static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bool is_root);
+
+/* A float max reduction: kept as a plain max plus a NaN flag nan<stage>. */
+static bool is_float_max(const cg_kernel *c, int stage) {
+  const ir_node *r = ir_node_get(c->p->g, c->k->stages[stage]);
+  return r->op == IR_MAX && ir_dtype_is_float(r->dtype);
+}
 
 static void render_buffer_read(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
   const ir_node *n = ir_node_get(c->p->g, r);
@@ -108,8 +118,8 @@ static const char *render_index(cg_kernel *c, ir_ref r, char *const *idx) {
   if (n->view.gstrict) {
     /* out of range: flag the error and read row 0 instead (valid memory) */
     int ok = c->nvars++;
-    cg_line(&c->pre, c->depth, "const int64_t v%d = (v%d < 0 || v%d >= %lld) ? (err = 1, 0) : v%d;", ok, var, var,
-            (long long)n->view.gbound, var);
+    cg_line(&c->pre, c->depth, "const int64_t v%d = (v%d < 0 || v%d >= %lld) ? (err = 1, 0) : v%d;",
+            ok, var, var, (long long)n->view.gbound, var);
     var = ok;
     c->has_index = true;
   }
@@ -125,8 +135,8 @@ static void render_panel_read(cg_kernel *c, cg_buf *o, int buf) {
     c->error = true; /* panels are read by the sums only */
     return;
   }
-  cg_printf(o, "b%d[%lld * %s + %d * %s + %s]", cg_kernel_arg(c, buf), (long long)c->k->space.d[gm->k] * gm->nr,
-            c->col_tile, gm->nr, c->red, c->col);
+  cg_printf(o, "b%d[%lld * %s + %d * %s + %s]", cg_kernel_arg(c, buf),
+            (long long)c->k->space.d[gm->k] * gm->nr, c->col_tile, gm->nr, c->red, c->col);
 }
 
 static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
@@ -156,7 +166,8 @@ static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
     char ev[32];
     if (e) snprintf(ev, sizeof ev, "%s", e);
     /* a lenient indexed read gives 0 out of range, as the one-hot it replaced */
-    if (e && !n->view.gstrict) cg_printf(o, "((%s >= 0 && %s < %lld) ? ", ev, ev, (long long)n->view.gbound);
+    if (e && !n->view.gstrict)
+      cg_printf(o, "((%s >= 0 && %s < %lld) ? ", ev, ev, (long long)n->view.gbound);
     cg_printf(o, "b%d[", cg_kernel_arg(c, c->p->buf_of[n->src[0]]));
     render_address(o, n->view.offset, n->view.stride, &n->shape, idx);
     if (e) cg_printf(o, " + %lld * %s", (long long)n->view.gstride, ev);
@@ -191,28 +202,40 @@ static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *id
   bool fl = ir_dtype_is_float(st);
   switch (n->op) {
   case IR_NEG:
-    if (fl) cg_printf(o, "((%s)-%s)", T, a[0].s);
-    else cg_printf(o, "((%s)(0u - (%s)%s))", T, wide_unsigned(n->dtype), a[0].s);
+    if (fl)
+      cg_printf(o, "((%s)-%s)", T, a[0].s);
+    else
+      cg_printf(o, "((%s)(0u - (%s)%s))", T, wide_unsigned(n->dtype), a[0].s);
     break;
   case IR_RECIP: cg_printf(o, "(1.0%s / %s)", fsuffix(n->dtype), a[0].s); break;
   case IR_SQRT: cg_printf(o, "sqrt%s(%s)", fsuffix(n->dtype), a[0].s); break;
-  case IR_EXP2: cg_printf(o, "exp2%s(%s)", fsuffix(n->dtype), a[0].s); break;
+  case IR_EXP2:
+    /* float: our own vectorisable exp2 (program.c); libm's is a call per element */
+    if (n->dtype == IR_F32)
+      cg_printf(o, "o2c_exp2f(%s)", a[0].s), c->out->exp2 = true;
+    else
+      cg_printf(o, "exp2(%s)", a[0].s);
+    break;
   case IR_LOG2: cg_printf(o, "log2%s(%s)", fsuffix(n->dtype), a[0].s); break;
   case IR_SIN: cg_printf(o, "sin%s(%s)", fsuffix(n->dtype), a[0].s); break;
   case IR_NOT: cg_printf(o, "(!%s)", a[0].s); break;
   case IR_CAST:
-    if (n->dtype == IR_BOOL) cg_printf(o, "(%s != 0)", a[0].s);
+    if (n->dtype == IR_BOOL)
+      cg_printf(o, "(%s != 0)", a[0].s);
     else if (fl && !ir_dtype_is_float(n->dtype))
       cg_printf(o, "cast_%s_%s(%s)", ir_dtype_name(st), ir_dtype_name(n->dtype), a[0].s),
           cg_need_cast(c->out, st, n->dtype);
-    else cg_printf(o, "((%s)%s)", T, a[0].s);
+    else
+      cg_printf(o, "((%s)%s)", T, a[0].s);
     break;
   case IR_ADD:
   case IR_MUL:
     /* integers wrap: computed unsigned, so no promotion to int can overflow */
-    if (fl || n->dtype == IR_BOOL) cg_printf(o, "((%s)(%s %s %s))", T, a[0].s, n->op == IR_ADD ? "+" : "*", a[1].s);
-    else cg_printf(o, "((%s)((%s)%s %s (%s)%s))", T, wide_unsigned(n->dtype), a[0].s, n->op == IR_ADD ? "+" : "*",
-                   wide_unsigned(n->dtype), a[1].s);
+    if (fl || n->dtype == IR_BOOL)
+      cg_printf(o, "((%s)(%s %s %s))", T, a[0].s, n->op == IR_ADD ? "+" : "*", a[1].s);
+    else
+      cg_printf(o, "((%s)((%s)%s %s (%s)%s))", T, wide_unsigned(n->dtype), a[0].s,
+                n->op == IR_ADD ? "+" : "*", wide_unsigned(n->dtype), a[1].s);
     break;
   case IR_MAX:
     cg_printf(o, "max_%s(%s, %s)", ir_dtype_name(n->dtype), a[0].s, a[1].s);
@@ -223,7 +246,8 @@ static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *id
     cg_need_helper(c->out, n->dtype);
     break;
   case IR_MOD:
-    if (fl) cg_printf(o, "fmod%s(%s, %s)", fsuffix(n->dtype), a[0].s, a[1].s);
+    if (fl)
+      cg_printf(o, "fmod%s(%s, %s)", fsuffix(n->dtype), a[0].s, a[1].s);
     else {
       cg_printf(o, "imod_%s(%s, %s)", ir_dtype_name(n->dtype), a[0].s, a[1].s);
       cg_need_helper(c->out, n->dtype);
@@ -234,7 +258,12 @@ static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *id
   case IR_XOR: cg_printf(o, "((%s)(%s ^ %s))", T, a[0].s, a[1].s); break;
   case IR_LT: cg_printf(o, "(%s < %s)", a[0].s, a[1].s); break;
   case IR_NEQ: cg_printf(o, "(%s != %s)", a[0].s, a[1].s); break;
-  case IR_WHERE: cg_printf(o, "(%s ? %s : %s)", a[0].s, a[1].s, a[2].s); break;
+  case IR_WHERE:
+    /* branch-free: with ?: compilers sink one operand's load into a branch
+     * and then cannot vectorise the loop (a load there might trap) */
+    cg_printf(o, "o2c_sel_%s(%s, %s, %s)", ir_dtype_name(n->dtype), a[0].s, a[1].s, a[2].s);
+    c->out->selects |= 1u << n->dtype;
+    break;
   default: cg_printf(o, "/* unsupported %s */ 0", ir_op_name(n->op)); c->error = true;
   }
   for (int k = 0; k < n->nsrc; k++) free(a[k].s);
@@ -277,6 +306,10 @@ static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bo
     return;
   }
   int stage = sched_stage_of(c->k, r);
+  if (stage >= 0 && is_float_max(c, stage)) {
+    cg_printf(o, "(nan%d ? %sNAN : acc%d)", stage, n->dtype == IR_F32 ? "" : "(double)", stage);
+    return;
+  }
   if (stage >= 0) {
     cg_printf(o, "acc%d%s", stage, c->acc_sub);
     return;
@@ -301,9 +334,12 @@ static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bo
 }
 
 static void init_literal(cg_buf *v, const ir_node *r) {
-  if (r->op != IR_MAX) literal(v, r->dtype, r->op == IR_MUL, r->op == IR_MUL);
-  else if (r->dtype == IR_I64) cg_printf(v, "INT64_MIN");
-  else literal(v, r->dtype, ir_dtype_lowest(r->dtype), to_int(ir_dtype_lowest(r->dtype)));
+  if (r->op != IR_MAX)
+    literal(v, r->dtype, r->op == IR_MUL, r->op == IR_MUL);
+  else if (r->dtype == IR_I64)
+    cg_printf(v, "INT64_MIN");
+  else
+    literal(v, r->dtype, ir_dtype_lowest(r->dtype), to_int(ir_dtype_lowest(r->dtype)));
 }
 
 /* One statement at iteration `space_idx` (one expression per axis of the
@@ -339,8 +375,9 @@ static void render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *con
       gidx[j] = c->k->gather_ids[stage][j] >= 0 ? space_idx[c->k->gather_ids[stage][j]] : "0";
     render_value(c, &v, gv->src[1], gidx, false);
     if (gv->view.gstrict) {
-      cg_printf(&line, "g%d = (int64_t)%s;\n%*sif (g%d < 0 || g%d >= %lld) err = 1, g%d = 0;", stage, v.s,
-                2 * (c->depth - 1), "", stage, stage, (long long)gv->view.gbound, stage);
+      cg_printf(&line, "g%d = (int64_t)%s;\n%*sif (g%d < 0 || g%d >= %lld) err = 1, g%d = 0;",
+                stage, v.s, 2 * (c->depth - 1), "", stage, stage, (long long)gv->view.gbound,
+                stage);
       c->has_index = true;
     } else {
       cg_printf(&line, "g%d = (int64_t)%s;", stage, v.s);
@@ -348,19 +385,28 @@ static void render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *con
   } else if (kind == SCHED_STMT_INIT) {
     init_literal(&v, ir_node_get(c->p->g, c->k->stages[stage]));
     cg_printf(&line, "acc%d%s = %s;", stage, c->acc_sub, v.s);
+    if (is_float_max(c, stage)) cg_printf(&line, " nan%d = 0;", stage);
   } else if (kind == SCHED_STMT_UPDATE) {
     const ir_node *r = ir_node_get(c->p->g, c->k->stages[stage]);
     render_value(c, &v, r->src[0], space_idx, false);
-    if (r->op == IR_MAX) {
+    if (is_float_max(c, stage)) {
+      /* the plain max (a reduction compilers vectorise) and, apart, whether a
+       * NaN was seen: the stage reads as NaN then (render_value) */
+      int m = c->nvars++;
+      cg_line(&c->pre, c->depth, "const %s v%d = %s;", cg_ctype(r->dtype), m, v.s);
+      cg_printf(&line, "acc%d = v%d > acc%d ? v%d : acc%d; nan%d |= v%d != v%d;", stage, m, stage,
+                m, stage, stage, m, m);
+    } else if (r->op == IR_MAX) {
       cg_printf(&line, "acc%d = max_%s(acc%d, %s);", stage, ir_dtype_name(r->dtype), stage, v.s);
       cg_need_helper(c->out, r->dtype);
     } else {
       if (ir_dtype_is_float(r->dtype))
-        cg_printf(&line, "acc%d%s = (%s)(acc%d%s %s %s);", stage, c->acc_sub, cg_ctype(r->dtype), stage, c->acc_sub,
-                  r->op == IR_ADD ? "+" : "*", v.s);
+        cg_printf(&line, "acc%d%s = (%s)(acc%d%s %s %s);", stage, c->acc_sub, cg_ctype(r->dtype),
+                  stage, c->acc_sub, r->op == IR_ADD ? "+" : "*", v.s);
       else
-        cg_printf(&line, "acc%d = (%s)((%s)acc%d %s (%s)%s);", stage, cg_ctype(r->dtype), wide_unsigned(r->dtype),
-                  stage, r->op == IR_ADD ? "+" : "*", wide_unsigned(r->dtype), v.s);
+        cg_printf(&line, "acc%d = (%s)((%s)acc%d %s (%s)%s);", stage, cg_ctype(r->dtype),
+                  wide_unsigned(r->dtype), stage, r->op == IR_ADD ? "+" : "*",
+                  wide_unsigned(r->dtype), v.s);
     }
   } else {
     char *ridx[IR_MAX_RANK];
@@ -389,11 +435,12 @@ static void print_op(cg_buf *o, isl_ast_expr *e) {
   static const struct {
     enum isl_ast_expr_op_type t;
     const char *s;
-  } bin[] = {{isl_ast_expr_op_and, "&&"}, {isl_ast_expr_op_or, "||"}, {isl_ast_expr_op_add, "+"},
-             {isl_ast_expr_op_sub, "-"}, {isl_ast_expr_op_mul, "*"}, {isl_ast_expr_op_div, "/"},
-             {isl_ast_expr_op_pdiv_q, "/"}, {isl_ast_expr_op_pdiv_r, "%"},
-             {isl_ast_expr_op_zdiv_r, "%"}, {isl_ast_expr_op_eq, "=="}, {isl_ast_expr_op_le, "<="},
-             {isl_ast_expr_op_lt, "<"}, {isl_ast_expr_op_ge, ">="}, {isl_ast_expr_op_gt, ">"}};
+  } bin[] = {
+      {isl_ast_expr_op_and, "&&"},   {isl_ast_expr_op_or, "||"},    {isl_ast_expr_op_add, "+"},
+      {isl_ast_expr_op_sub, "-"},    {isl_ast_expr_op_mul, "*"},    {isl_ast_expr_op_div, "/"},
+      {isl_ast_expr_op_pdiv_q, "/"}, {isl_ast_expr_op_pdiv_r, "%"}, {isl_ast_expr_op_zdiv_r, "%"},
+      {isl_ast_expr_op_eq, "=="},    {isl_ast_expr_op_le, "<="},    {isl_ast_expr_op_lt, "<"},
+      {isl_ast_expr_op_ge, ">="},    {isl_ast_expr_op_gt, ">"}};
   enum isl_ast_expr_op_type t = isl_ast_expr_op_get_type(e);
   const char *sym = NULL;
   for (size_t i = 0; i < sizeof bin / sizeof bin[0]; i++)
@@ -481,8 +528,10 @@ static void print_tiled_user(cg_kernel *c, isl_ast_expr *call, sched_stmt_kind k
       arg_str(&val[i], call, arg++);
     } else {
       cg_buf *p = &pos[a == gm->n];
-      if (a == gm->n) arg_str(&tile, call, arg++);
-      else arg_str(&val[i], call, arg++);
+      if (a == gm->n)
+        arg_str(&tile, call, arg++);
+      else
+        arg_str(&val[i], call, arg++);
       arg_str(p, call, arg++);
       const char *ts = a == gm->n ? tile.s : val[i].s;
       cg_buf v = {0};
@@ -534,18 +583,44 @@ static void print_user(cg_kernel *c, isl_ast_node *node) {
 
 /* The innermost loop of a sum accumulates in a scalar: let the compiler
  * vectorise it by reassociating that sum (O2C_SIMD_SUM, see program.c). */
+/* Is the body of `loop` statements only (no loop inside)? */
+static bool innermost(isl_ast_node *loop) {
+  isl_ast_node *body = isl_ast_node_for_get_body(loop);
+  bool only = isl_ast_node_get_type(body) == isl_ast_node_user;
+  if (isl_ast_node_get_type(body) == isl_ast_node_block) {
+    isl_ast_node_list *l = isl_ast_node_block_get_children(body);
+    only = true;
+    for (int i = 0; i < isl_ast_node_list_n_ast_node(l) && only; i++) {
+      isl_ast_node *ch = isl_ast_node_list_get_ast_node(l, i);
+      only = isl_ast_node_get_type(ch) == isl_ast_node_user;
+      isl_ast_node_free(ch);
+    }
+    isl_ast_node_list_free(l);
+  }
+  isl_ast_node_free(body);
+  return only;
+}
+
 static void simd_pragma(cg_kernel *c, isl_ast_node *loop) {
-  if (c->k->gemm.on) return; /* block accumulators: nothing is a scalar sum */
+  if (c->k->gemm.on) {
+    /* the columns of a register block: vectorised, never peeled into
+     * scalars first (short loops are, and then get vectorised badly) */
+    if (innermost(loop)) cg_line(c->body, c->depth, "O2C_SIMD"), c->out->simd = true;
+    return;
+  }
   isl_ast_node *body = isl_ast_node_for_get_body(loop);
   if (isl_ast_node_get_type(body) == isl_ast_node_user) {
     isl_ast_expr *call = isl_ast_node_user_get_expr(body);
     isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
     isl_id *id = isl_ast_expr_get_id(fn);
     int stage;
-    if (sched_stmt_of(isl_id_get_name(id), &stage) == SCHED_STMT_UPDATE &&
-        ir_node_get(c->p->g, c->k->stages[stage])->op == IR_ADD &&
+    sched_stmt_kind kind = sched_stmt_of(isl_id_get_name(id), &stage);
+    if (kind == SCHED_STMT_UPDATE && ir_node_get(c->p->g, c->k->stages[stage])->op == IR_ADD &&
         ir_dtype_is_float(ir_node_get(c->p->g, c->k->stages[stage])->dtype)) {
       cg_line(c->body, c->depth, "O2C_SIMD_SUM(acc%d)", stage);
+      c->out->simd = true;
+    } else if (kind == SCHED_STMT_UPDATE && is_float_max(c, stage)) {
+      cg_line(c->body, c->depth, "O2C_SIMD_MAX(acc%d, nan%d)", stage, stage);
       c->out->simd = true;
     }
     isl_id_free(id);
@@ -564,12 +639,16 @@ static void parallel_pragma(cg_kernel *c) {
   for (int i = 0; i < c->k->naxes; i++) work *= (double)c->k->space.d[c->k->axes[i]];
   if (c->threads < 2 || work < 65536 || !c->k->nouter || c->k->space.d[c->k->outer[0]] < 2) return;
   cg_buf priv = {0};
-  for (int i = 0; i < c->k->nstages; i++) cg_printf(&priv, "%sacc%d", priv.n ? ", " : "", i);
+  for (int i = 0; i < c->k->nstages; i++) {
+    cg_printf(&priv, "%sacc%d", priv.n ? ", " : "", i);
+    if (is_float_max(c, i)) cg_printf(&priv, ", nan%d", i);
+  }
   for (int i = 0; i < c->k->ngathers; i++) cg_printf(&priv, "%sg%d", priv.n ? ", " : "", i);
   cg_line(c->body, 0, "#ifdef _OPENMP");
   /* O2C_ERR_CLAUSE: filled in once the kernel is printed (program.c) */
-  cg_line(c->body, c->depth, "#pragma omp parallel for num_threads(%d) schedule(static)%s%s%sO2C_ERR_CLAUSE", c->threads,
-          priv.n ? " private(" : "", priv.n ? priv.s : "", priv.n ? ")" : "");
+  cg_line(c->body, c->depth,
+          "#pragma omp parallel for num_threads(%d) schedule(static)%s%s%sO2C_ERR_CLAUSE",
+          c->threads, priv.n ? " private(" : "", priv.n ? priv.s : "", priv.n ? ")" : "");
   cg_line(c->body, 0, "#endif");
   free(priv.s);
 }
@@ -637,6 +716,12 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
   }
   case isl_ast_node_user: print_user(c, node); break;
   case isl_ast_node_mark: {
+    isl_id *id = isl_ast_node_mark_get_id(node);
+    if (!strcmp(isl_id_get_name(id), SCHED_MARK_REDUCTION)) {
+      cg_line(c->body, c->depth, "O2C_NOUNROLL");
+      c->out->nounroll = true;
+    }
+    isl_id_free(id);
     isl_ast_node *b = isl_ast_node_mark_get_node(node);
     print_node(c, b);
     isl_ast_node_free(b);
@@ -651,8 +736,11 @@ int cg_kernel_body(cg_kernel *c) {
   c->acc_sub = "";
   for (int i = 0; i < c->k->nstages; i++) {
     const char *T = cg_ctype(ir_node_get(c->p->g, c->k->stages[i])->dtype);
-    if (c->k->gemm.on) cg_line(c->body, 1, "%s acc%d[%d][%d];", T, i, c->k->gemm.mr, c->k->gemm.nr);
-    else cg_line(c->body, 1, "%s acc%d;", T, i);
+    if (c->k->gemm.on)
+      cg_line(c->body, 1, "%s acc%d[%d][%d];", T, i, c->k->gemm.mr, c->k->gemm.nr);
+    else
+      cg_line(c->body, 1, "%s acc%d;", T, i);
+    if (is_float_max(c, i)) cg_line(c->body, 1, "int nan%d;", i);
   }
   for (int i = 0; i < c->k->ngathers; i++) cg_line(c->body, 1, "int64_t g%d;", i);
   print_node(c, c->k->ast);

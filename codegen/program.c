@@ -51,15 +51,74 @@ void cg_need_cast(cg_out *o, ir_dtype from, ir_dtype to) {
   o->casts[from][to] = 1;
 }
 
+/* 2^x for float in plain C that compilers vectorise (see the comment it
+ * is printed with); checked against exp2 in double over every float in
+ * [-160, 140]: at most 1.8 ulp, exact inf, 0, NaN (tests/unit/test_exp2.c). */
+const char cg_exp2f_src[] =
+    "/* 2^x for float, in plain C that compilers vectorise (libm's exp2f is a\n"
+    " * call per element): x = i + f with i = round(x), f in about [-1/2, 1/2],\n"
+    " * 2^f by a degree-6 polynomial (max error 1.8 ulp), 2^i in two factors so\n"
+    " * that results below 2^-126 underflow gradually and above 2^128 give inf.\n"
+    " * x is clamped to [-151, 129] on its bits mapped to integers in the same\n"
+    " * order: float compares may trap on NaN, and then compilers keep branches\n"
+    " * and do not vectorise. NaN in, NaN out. */\n"
+    "static inline float o2c_exp2f(float x) {\n"
+    "  union { float f; uint32_t u; } in = {x}, c;\n"
+    "  uint32_t flip = (0u - (in.u >> 31)) >> 1; /* negative floats: reverse the magnitude order "
+    "*/\n"
+    "  int32_t s = (int32_t)(in.u ^ flip);\n"
+    "  s = s < -1125580801 ? -1125580801 : s; /* -151.0f */\n"
+    "  s = s > 1124139008 ? 1124139008 : s;   /* 129.0f */\n"
+    "  c.u = (uint32_t)s ^ ((0u - ((uint32_t)s >> 31)) >> 1);\n"
+    "  int32_t i = (int32_t)(c.f + 256.5f) - 256; /* round: truncation of a positive value */\n"
+    "  float f = c.f - (float)i;\n"
+    "  float p = 1.537070493e-04f;\n"
+    "  p = p * f + 1.339984825e-03f;\n"
+    "  p = p * f + 9.618373588e-03f;\n"
+    "  p = p * f + 5.550329015e-02f;\n"
+    "  p = p * f + 2.402264774e-01f;\n"
+    "  p = p * f + 6.931471825e-01f;\n"
+    "  p = p * f + 1.0f;\n"
+    "  int32_t h = i / 2;\n"
+    "  union { uint32_t u; float f; } s1 = {(uint32_t)(h + 127) << 23}, s2 = {(uint32_t)(i - h + "
+    "127) << 23};\n"
+    "  union { float f; uint32_t u; } r = {p * s1.f * s2.f};\n"
+    "  uint32_t nan = 0u - (uint32_t)((in.u & 0x7fffffffu) > 0x7f800000u);\n"
+    "  r.u = (r.u & ~nan) | (in.u & nan);\n"
+    "  return r.f;\n"
+    "}\n";
+
+/* o2c_sel_T(c, a, b) = c ? a : b on the bits: both operands are computed
+ * anyway, and nothing is left for a compiler to move into a branch. */
+static void emit_select(FILE *f, ir_dtype t) {
+  const char *T = cg_ctype(t), *n = ir_dtype_name(t),
+             *U = ir_dtype_size(t) == 8 ? "uint64_t" : "uint32_t";
+  fprintf(f, "static inline %s o2c_sel_%s(uint32_t c, %s a, %s b) {\n", T, n, T, T);
+  if (ir_dtype_is_float(t)) {
+    fprintf(f, "  union { %s v; %s u; } x = {a}, y = {b};\n", T, U);
+    fprintf(f,
+            "  %s m = (%s)0 - (%s)(c != 0);\n  x.u = (x.u & m) | (y.u & ~m);\n  return x.v;\n}\n",
+            U, U, U);
+  } else {
+    fprintf(f, "  %s m = (%s)0 - (%s)(c != 0);\n", U, U, U);
+    fprintf(f, "  return (%s)(((%s)a & m) | ((%s)b & ~m));\n}\n", T, U, U);
+  }
+}
+
 static void emit_helpers(FILE *f, const cg_out *o) {
+  if (o->exp2) fputs(cg_exp2f_src, f);
+  for (int t = 0; t < IR_DTYPE_COUNT; t++)
+    if (o->selects & (1u << t)) emit_select(f, (ir_dtype)t);
   for (int t = 0; t < IR_DTYPE_COUNT; t++) {
     if (!(o->helpers & (1u << t))) continue;
     const char *T = cg_ctype((ir_dtype)t), *n = ir_dtype_name((ir_dtype)t);
     if (ir_dtype_is_float((ir_dtype)t)) {
-      fprintf(f, "static inline %s max_%s(%s a, %s b) { return (a > b || a != a) ? a : b; }\n", T, n, T, T);
+      fprintf(f, "static inline %s max_%s(%s a, %s b) { return (a > b || a != a) ? a : b; }\n", T,
+              n, T, T);
     } else {
       fprintf(f, "static inline %s max_%s(%s a, %s b) { return a > b ? a : b; }\n", T, n, T, T);
-      const char *neg1 = ir_dtype_is_signed((ir_dtype)t) ? "b == -1 ? (%s)(0 - (uint64_t)a) : " : "%s";
+      const char *neg1 =
+          ir_dtype_is_signed((ir_dtype)t) ? "b == -1 ? (%s)(0 - (uint64_t)a) : " : "%s";
       fprintf(f, "static inline %s idiv_%s(%s a, %s b) { return b == 0 ? 0 : ", T, n, T, T);
       fprintf(f, neg1, ir_dtype_is_signed((ir_dtype)t) ? T : "");
       fprintf(f, "(%s)(a / b); }\n", T);
@@ -74,9 +133,11 @@ static void emit_helpers(FILE *f, const cg_out *o) {
       const char *F = cg_ctype((ir_dtype)a), *T = cg_ctype((ir_dtype)b);
       double lo = ir_dtype_lowest((ir_dtype)b), hi = ir_dtype_highest((ir_dtype)b);
       /* float -> integer outside the range is undefined in C: saturate */
-      fprintf(f, "static inline %s cast_%s_%s(%s x) { return x != x ? (%s)0 : x <= %.17g ? (%s)%.17g : x >= %.17g ? (%s)%.17g : (%s)x; }\n",
-              T, ir_dtype_name((ir_dtype)a), ir_dtype_name((ir_dtype)b), F, T, lo, T, lo, hi, T,
-              hi, T);
+      fprintf(f,
+              "static inline %s cast_%s_%s(%s x) { return x != x ? (%s)0 : x <= %.17g ? (%s)%.17g "
+              ": x >= %.17g ? (%s)%.17g : (%s)x; }\n",
+              T, ir_dtype_name((ir_dtype)a), ir_dtype_name((ir_dtype)b), F, T, lo, T, lo, hi, T, hi,
+              T);
     }
 }
 
@@ -101,7 +162,9 @@ static void emit_io_comment(FILE *h, const sched_program *p, const char *what, i
 }
 
 static void emit_header(FILE *h, const sched_program *p, const char *N) {
-  fprintf(h, "/* Generated by onnx2c-caten. */\n#ifndef %s_H\n#define %s_H\n\n#include <stdint.h>\n\n", N, N);
+  fprintf(h,
+          "/* Generated by onnx2c-caten. */\n#ifndef %s_H\n#define %s_H\n\n#include <stdint.h>\n\n",
+          N, N);
   fprintf(h, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", N, ir_input_count(p->g), N,
           ir_output_count(p->g));
   fprintf(h, "#define %s_ARENA_SIZE %lld\n#define %s_WEIGHTS_SIZE %lld\n\n", N,
@@ -114,15 +177,19 @@ static void emit_header(FILE *h, const sched_program *p, const char *N) {
   }
   for (int i = 0; i < ir_output_count(p->g); i++)
     emit_io_comment(h, p, "output", ir_output(p->g, i), i, ir_output_name(p->g, i));
-  fprintf(h, " * `weights`: the contents of the .weights file, 64-byte aligned;\n"
-             " * `arena`: %s_ARENA_SIZE bytes of scratch memory, 64-byte aligned.\n"
-             " * Returns %s_OK, or an error status. */\n",
+  fprintf(h,
+          " * `weights`: the contents of the .weights file, 64-byte aligned;\n"
+          " * `arena`: %s_ARENA_SIZE bytes of scratch memory, 64-byte aligned.\n"
+          " * Returns %s_OK, or an error status. */\n",
           N, N);
-  fprintf(h, "int %s_run(const void *const *inputs, void *const *outputs, const void *weights, void *arena);\n\n#endif\n", N);
+  fprintf(h,
+          "int %s_run(const void *const *inputs, void *const *outputs, const void *weights, void "
+          "*arena);\n\n#endif\n",
+          N);
 }
 
-int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE *weights,
-            char *err, size_t errlen) {
+int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE *weights, char *err,
+            size_t errlen) {
   const char *N = o->name;
   cg_out out;
   memset(&out, 0, sizeof out);
@@ -151,17 +218,19 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
     cg_printf(&def, "(");
     for (int a = 0; a < k->nargs; a++) {
       const sched_buf *b = &p->bufs[k->args[a]];
-      cg_printf(&def, "%s%s%s *restrict b%d", a ? ", " : "", a ? "const " : "", cg_ctype(b->dtype), a);
+      cg_printf(&def, "%s%s%s *restrict b%d", a ? ", " : "", a ? "const " : "", cg_ctype(b->dtype),
+                a);
     }
     const char *clause = ck.has_index ? " reduction(|| : err)" : "";
     for (char *at; body.s && (at = strstr(body.s, "O2C_ERR_CLAUSE"));) {
       cg_buf fixed = {0};
-      cg_printf(&fixed, "%.*s%s%s", (int)(at - body.s), body.s, clause, at + strlen("O2C_ERR_CLAUSE"));
+      cg_printf(&fixed, "%.*s%s%s", (int)(at - body.s), body.s, clause,
+                at + strlen("O2C_ERR_CLAUSE"));
       free(body.s);
       body = fixed;
     }
-    cg_printf(&def, ") {\n%s%s%s}\n\n", ck.has_index ? "  int err = 0;\n" : "", body.s ? body.s : "",
-              ck.has_index ? "  return err;\n" : "");
+    cg_printf(&def, ") {\n%s%s%s}\n\n", ck.has_index ? "  int err = 0;\n" : "",
+              body.s ? body.s : "", ck.has_index ? "  return err;\n" : "");
     free(body.s);
     int f = -1;
     for (int j = 0; j < nunique && f < 0; j++)
@@ -170,8 +239,9 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
       f = nunique++;
       defs[f] = def.s;
       fails[f] = ck.has_index;
-      cg_printf(&kernels, "/* kernel %d: %s%s%s%s */\n", f, ir_op_name(root->op), root->reduce ? ".reduce" : "",
-                root->label ? " from " : "", root->label ? root->label : "");
+      cg_printf(&kernels, "/* kernel %d: %s%s%s%s */\n", f, ir_op_name(root->op),
+                root->reduce ? ".reduce" : "", root->label ? " from " : "",
+                root->label ? root->label : "");
       cg_printf(&kernels, "static %s k%d%s", ck.has_index ? "int" : "void", f, def.s);
     } else {
       free(def.s);
@@ -188,22 +258,42 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
   }
   for (int j = 0; j < nunique; j++) free(defs[j]);
   free(defs), free(fn), free(fails);
-  fprintf(c, "/* Generated by onnx2c-caten: %d kernels (%d distinct), arena %lld bytes, weights %lld bytes. */\n",
+  fprintf(c,
+          "/* Generated by onnx2c-caten: %d kernels (%d distinct), arena %lld bytes, weights %lld "
+          "bytes. */\n",
           p->nkernels, nunique, (long long)p->arena_size, (long long)p->weights_size);
-  fprintf(c, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include \"%s.h\"\n\n", N);
+  fprintf(c, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include \"%s.h\"\n\n",
+          N);
   fprintf(c, "#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))\n\n");
   if (out.simd)
-    fprintf(c, "/* Build with -fopenmp-simd -DONNX2C_OMP_SIMD (or -fopenmp) to let the compiler\n"
-               " * vectorise sums by reassociating them; without, they stay in order. */\n"
-               "#if defined(_OPENMP) || defined(ONNX2C_OMP_SIMD)\n"
-               "#define O2C_PRAGMA(x) _Pragma(#x)\n"
-               "#define O2C_SIMD_SUM(v) O2C_PRAGMA(omp simd reduction(+ : v))\n"
-               "#else\n#define O2C_SIMD_SUM(v)\n#endif\n\n");
+    fprintf(
+        c,
+        "/* Build with -fopenmp-simd -DONNX2C_OMP_SIMD (or -fopenmp) to let the compiler\n"
+        " * vectorise sums by reassociating them (without, they stay in order) and\n"
+        " * the columns of register blocks. */\n"
+        "#if defined(_OPENMP) || defined(ONNX2C_OMP_SIMD)\n"
+        "#define O2C_PRAGMA(x) _Pragma(#x)\n"
+        "#define O2C_SIMD_SUM(v) O2C_PRAGMA(omp simd reduction(+ : v))\n"
+        "#define O2C_SIMD O2C_PRAGMA(omp simd)\n"
+        "#define O2C_SIMD_MAX(v, nan) O2C_PRAGMA(omp simd reduction(max : v) reduction(| : nan))\n"
+        "#else\n#define O2C_SIMD_SUM(v)\n#define O2C_SIMD\n#define O2C_SIMD_MAX(v, "
+        "nan)\n#endif\n\n");
+  if (out.nounroll)
+    fprintf(c,
+            "/* On the reduction loop of a register block: unrolled, a short loop gets\n"
+            " * vectorised along the sum (with shuffles) instead of along the columns. */\n"
+            "#if defined(__clang__)\n#define O2C_NOUNROLL _Pragma(\"clang loop unroll(disable)\")\n"
+            "#elif defined(__GNUC__)\n#define O2C_NOUNROLL _Pragma(\"GCC unroll 1\")\n"
+            "#else\n#define O2C_NOUNROLL\n#endif\n\n");
   emit_helpers(c, &out);
   fprintf(c, "\n%s", kernels.s ? kernels.s : "");
-  fprintf(c, "int %s_run(const void *const *inputs, void *const *outputs, const void *weights, void *arena) {\n", N);
+  fprintf(c,
+          "int %s_run(const void *const *inputs, void *const *outputs, const void *weights, void "
+          "*arena) {\n",
+          N);
   fprintf(c, "  const uint8_t *w = (const uint8_t *)weights;\n  uint8_t *a = (uint8_t *)arena;\n");
-  fprintf(c, "  (void)inputs, (void)outputs, (void)w, (void)a;\n%s  return %s_OK;\n}\n", entry.s ? entry.s : "", N);
+  fprintf(c, "  (void)inputs, (void)outputs, (void)w, (void)a;\n%s  return %s_OK;\n}\n",
+          entry.s ? entry.s : "", N);
   free(kernels.s);
   free(entry.s);
   emit_header(h, p, N);

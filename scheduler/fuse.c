@@ -18,8 +18,8 @@
 
 typedef struct {
   sched_program *p;
-  char *mat;   /* materialised */
-  int *owner;  /* kernel root that computes an inline node */
+  char *mat;      /* materialised */
+  int *owner;     /* kernel root that computes an inline node */
   uint64_t *seen; /* trace_ok: the axis ids a node was checked with (0: not yet) */
   bool changed;
   bool restart; /* a conflict made this pass's ownership stale */
@@ -54,7 +54,8 @@ static bool reads_memory(fuse_ctx *f, ir_ref x, const ir_shape *space, int depth
   const ir_node *n = ir_node_get(f->p->g, x);
   if (f->mat[x] || n->op == IR_ALLOCATE || depth > 16) return true;
   if (n->reduce) return !ir_shape_eq(&ir_node_get(f->p->g, n->src[0])->shape, space);
-  if (n->op == IR_VIEW) return !n->view.gather && n->op == IR_VIEW && ir_node_get(f->p->g, n->src[0])->op != IR_LOAD;
+  if (n->op == IR_VIEW)
+    return !n->view.gather && n->op == IR_VIEW && ir_node_get(f->p->g, n->src[0])->op != IR_LOAD;
   for (int i = 0; i < n->nsrc; i++)
     if (reads_memory(f, n->src[i], space, depth + 1)) return true;
   return false;
@@ -70,7 +71,8 @@ static bool recomputes(fuse_ctx *f, const ir_node *v, ir_ref s) {
   if (sn->op == IR_VIEW || sn->op == IR_INDEX_COMPONENTS) return false;
   int64_t a = ir_shape_numel(&v->shape), b = ir_shape_numel(&sn->shape);
   int map[IR_MAX_RANK];
-  bool in_place = sn->shape.rank == v->shape.rank && ir_view_broadcast_map(&v->view, &sn->shape, map);
+  bool in_place =
+      sn->shape.rank == v->shape.rank && ir_view_broadcast_map(&v->view, &sn->shape, map);
   for (int j = 0; in_place && j < sn->shape.rank; j++) in_place = map[j] < 0 || map[j] == j;
   if (b <= 0 || a / b < 4) return false;
   return !in_place || reads_memory(f, s, &v->shape, 0);
@@ -155,11 +157,13 @@ static uint32_t deps_of(fuse_ctx *f, const sched_kernel *k, ir_ref x, const int 
   const ir_node *n = ir_node_get(f->p->g, x);
   uint32_t d = 0;
   bool buffer = f->mat[x] || stage_index(k->stages, k->nstages, x) >= 0;
-  if (buffer || n->op == IR_INDEX_COMPONENTS || (n->op == IR_VIEW && (f->mat[n->src[0]] || n->view.gather))) {
+  if (buffer || n->op == IR_INDEX_COMPONENTS ||
+      (n->op == IR_VIEW && (f->mat[n->src[0]] || n->view.gather))) {
     for (int j = 0; j < n->shape.rank; j++) {
       bool varies = n->shape.d[j] != 1;
       if (!buffer && n->op == IR_INDEX_COMPONENTS) varies &= n->coef[j] != 0;
-      if (!buffer && n->op == IR_VIEW) varies &= n->view.stride[j] != 0 || n->view.lo[j] > 0 || n->view.hi[j] < n->shape.d[j];
+      if (!buffer && n->op == IR_VIEW)
+        varies &= n->view.stride[j] != 0 || n->view.lo[j] > 0 || n->view.hi[j] < n->shape.d[j];
       if (varies && ids[j] >= 0) d |= 1u << ids[j];
     }
     if (!buffer && n->op == IR_VIEW && n->view.gather) d |= deps_of(f, k, n->src[1], ids);
@@ -185,10 +189,12 @@ static bool find_gathers(fuse_ctx *f, sched_kernel *k, ir_ref x, const int *ids,
   if (top && n->reduce) return true;
   if (n->op == IR_VIEW && n->view.gather) {
     for (int i = 0; i < k->ngathers; i++)
-      if (k->gathers[i] == x) return !memcmp(k->gather_ids[i], ids, (size_t)n->shape.rank * sizeof ids[0]);
+      if (k->gathers[i] == x)
+        return !memcmp(k->gather_ids[i], ids, (size_t)n->shape.rank * sizeof ids[0]);
     if (k->ngathers == SCHED_MAX_STAGES) return false;
     k->gathers[k->ngathers] = x;
-    for (int j = 0; j < IR_MAX_RANK; j++) k->gather_ids[k->ngathers][j] = j < n->shape.rank ? ids[j] : -1;
+    for (int j = 0; j < IR_MAX_RANK; j++)
+      k->gather_ids[k->ngathers][j] = j < n->shape.rank ? ids[j] : -1;
     k->ngathers++;
     return find_gathers(f, k, n->src[1], ids, false);
   }
@@ -196,7 +202,8 @@ static bool find_gathers(fuse_ctx *f, sched_kernel *k, ir_ref x, const int *ids,
     const ir_node *s = ir_node_get(f->p->g, n->src[0]);
     int map[IR_MAX_RANK], sids[IR_MAX_RANK];
     for (int j = 0; j < IR_MAX_RANK; j++) sids[j] = -1;
-    if (f->mat[n->src[0]] || s->op == IR_LOAD || !ir_view_broadcast_map(&n->view, &s->shape, map)) return true;
+    if (f->mat[n->src[0]] || s->op == IR_LOAD || !ir_view_broadcast_map(&n->view, &s->shape, map))
+      return true;
     for (int j = 0; j < s->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
     return find_gathers(f, k, n->src[0], sids, false);
   }
@@ -217,7 +224,8 @@ static void hoist_gathers(fuse_ctx *f, sched_kernel *k) {
     for (int j = 0; j < IR_MAX_RANK; j++) ids[j] = j;
     ok = find_gathers(f, k, ir_node_get(f->p->g, k->stages[i])->src[0], ids, false);
   }
-  for (int j = 0; j < IR_MAX_RANK; j++) ids[j] = j < ir_node_get(f->p->g, k->root)->shape.rank ? k->root_axis[j] : -1;
+  for (int j = 0; j < IR_MAX_RANK; j++)
+    ids[j] = j < ir_node_get(f->p->g, k->root)->shape.rank ? k->root_axis[j] : -1;
   if (ok) ok = find_gathers(f, k, k->root, ids, true);
   uint32_t deps = 0, outer = 0;
   for (int i = 0; ok && i < k->ngathers; i++)
@@ -230,8 +238,10 @@ static void hoist_gathers(fuse_ctx *f, sched_kernel *k) {
   if (!k->nstages) {
     k->nouter = k->nred = 0;
     for (int i = 0; i < k->naxes; i++)
-      if (deps & (1u << k->axes[i])) k->outer[k->nouter++] = k->axes[i];
-      else k->red[k->nred++] = k->axes[i];
+      if (deps & (1u << k->axes[i]))
+        k->outer[k->nouter++] = k->axes[i];
+      else
+        k->red[k->nred++] = k->axes[i];
   }
 }
 
@@ -315,7 +325,8 @@ static bool shape_kernel(fuse_ctx *f, sched_kernel *k) {
     for (int i = 1; i < k->nstages; i++) {
       const ir_node *si = ir_node_get(g, k->stages[i]);
       /* stages of another space: the earliest (deepest) one gets its own kernel */
-      if (!ir_shape_eq(&ir_node_get(g, si->src[0])->shape, &k->space) || !ir_shape_eq(&si->shape, &s0->shape))
+      if (!ir_shape_eq(&ir_node_get(g, si->src[0])->shape, &k->space) ||
+          !ir_shape_eq(&si->shape, &s0->shape))
         return materialise(f, k->stages[0]), false;
     }
     if (!ir_shape_eq(&root->shape, &k->space)) {
@@ -342,8 +353,10 @@ static bool shape_kernel(fuse_ctx *f, sched_kernel *k) {
   for (int i = 0; i < k->space.rank; i++) {
     if (k->space.d[i] == 1) continue;
     k->axes[k->naxes++] = i;
-    if (s0 && s0->shape.d[i] == 1) k->red[k->nred++] = i;
-    else k->outer[k->nouter++] = i;
+    if (s0 && s0->shape.d[i] == 1)
+      k->red[k->nred++] = i;
+    else
+      k->outer[k->nouter++] = i;
   }
   int ids[IR_MAX_RANK];
   memset(f->seen, 0, (size_t)ir_graph_count(g) * sizeof *f->seen);
@@ -371,8 +384,12 @@ int sched_gather_of(const sched_kernel *k, ir_ref r) {
 char *sched_fuse(sched_program *p, const sched_options *opt, const char *live) {
   ir_graph *g = p->g;
   int n = ir_graph_count(g);
-  fuse_ctx f = {p, calloc((size_t)n + 1, 1), malloc(((size_t)n + 1) * sizeof(int)),
-                calloc((size_t)n + 1, sizeof(uint64_t)), false, false};
+  fuse_ctx f = {p,
+                calloc((size_t)n + 1, 1),
+                malloc(((size_t)n + 1) * sizeof(int)),
+                calloc((size_t)n + 1, sizeof(uint64_t)),
+                false,
+                false};
   SCHED_ASSERT(f.mat && f.owner && f.seen);
   for (int i = 0; i < ir_output_count(g); i++) f.mat[ir_output(g, i)] = 1;
   for (int r = 0; r < n; r++) {

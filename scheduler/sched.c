@@ -47,13 +47,16 @@ int sched_add_buf(sched_program *p, sched_buf_kind kind, ir_ref r, int io_index)
 /* Buffers for the materialised nodes: outputs first (their slots), then the rest. */
 static void make_buffers(sched_program *p, const char *mat, const char *live) {
   ir_graph *g = p->g;
-  for (int i = 0; i < ir_output_count(g); i++) sched_add_buf(p, SCHED_BUF_OUTPUT, ir_output(g, i), i);
+  for (int i = 0; i < ir_output_count(g); i++)
+    sched_add_buf(p, SCHED_BUF_OUTPUT, ir_output(g, i), i);
   for (int r = 0; r < ir_graph_count(g); r++) {
     if (!live[r] || !mat[r] || p->buf_of[r] >= 0) continue;
     const ir_node *x = ir_node_get(g, r);
     if (x->op == IR_ALLOCATE)
-      sched_add_buf(p, x->origin == IR_ORIGIN_INPUT ? SCHED_BUF_INPUT : SCHED_BUF_WEIGHT, r, x->io_index);
-    else sched_add_buf(p, SCHED_BUF_TEMP, r, -1);
+      sched_add_buf(p, x->origin == IR_ORIGIN_INPUT ? SCHED_BUF_INPUT : SCHED_BUF_WEIGHT, r,
+                    x->io_index);
+    else
+      sched_add_buf(p, SCHED_BUF_TEMP, r, -1);
   }
 }
 
@@ -94,7 +97,8 @@ static void kernel_args(sched_program *p) {
     }
   }
   /* a weight no kernel reads (all its readers take a packed copy) is not stored */
-  for (int b = 0; b < p->nbufs; b++) p->bufs[b].unused = p->bufs[b].kind == SCHED_BUF_WEIGHT && p->bufs[b].first < 0;
+  for (int b = 0; b < p->nbufs; b++)
+    p->bufs[b].unused = p->bufs[b].kind == SCHED_BUF_WEIGHT && p->bufs[b].first < 0;
 }
 
 const void *sched_buf_data(const sched_program *p, int b) {
@@ -115,7 +119,8 @@ static void plan_arena(sched_program *p) {
   for (int i = 1; i < m; i++)
     for (int j = i; j > 0; j--) {
       sched_buf *a = &p->bufs[order[j - 1]], *b = &p->bufs[order[j]];
-      if ((size_t)a->numel * ir_dtype_size(a->dtype) >= (size_t)b->numel * ir_dtype_size(b->dtype)) break;
+      if ((size_t)a->numel * ir_dtype_size(a->dtype) >= (size_t)b->numel * ir_dtype_size(b->dtype))
+        break;
       int t = order[j];
       order[j] = order[j - 1];
       order[j - 1] = t;
@@ -142,6 +147,23 @@ static void plan_arena(sched_program *p) {
     if (off + size > p->arena_size) p->arena_size = off + size;
   }
   free(order);
+}
+
+/* Constant bool tensors (masks) are stored as 32-bit 0/1: kernels read
+ * them next to float data, and compilers vectorise such loops badly or not
+ * at all when one load is a byte (gcc 12 picks 8-byte vectors). Every
+ * reader takes the element as a value, so the width is invisible to it. */
+static void widen_bool_weights(sched_program *p) {
+  for (int i = 0; i < p->nbufs; i++) {
+    sched_buf *b = &p->bufs[i];
+    if (b->kind != SCHED_BUF_WEIGHT || b->dtype != IR_BOOL || b->packed) continue;
+    const uint8_t *src = ir_node_get(p->g, b->node)->data;
+    uint32_t *w = malloc((size_t)(b->numel ? b->numel : 1) * sizeof *w);
+    SCHED_ASSERT(w);
+    for (int64_t j = 0; j < b->numel; j++) w[j] = src[j] != 0;
+    b->packed = w;
+    b->dtype = IR_U32;
+  }
 }
 
 /* FNV-1a over 8-byte words (weights are hundreds of megabytes). */
@@ -171,7 +193,8 @@ static void place_weights(sched_program *p) {
     for (int j = 0; j < i && !b->shared; j++) {
       const sched_buf *o = &p->bufs[j];
       if (o->kind == SCHED_BUF_WEIGHT && !o->shared && !o->unused && hash[j] == hash[i] &&
-          (size_t)o->numel * ir_dtype_size(o->dtype) == bytes && !memcmp(sched_buf_data(p, j), data, bytes)) {
+          (size_t)o->numel * ir_dtype_size(o->dtype) == bytes &&
+          !memcmp(sched_buf_data(p, j), data, bytes)) {
         b->offset = o->offset;
         b->shared = true;
       }
@@ -184,7 +207,8 @@ static void place_weights(sched_program *p) {
   p->weights_size = off;
 }
 
-int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char *err, size_t errlen) {
+int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char *err,
+                size_t errlen) {
   static const sched_options defaults = {0};
   if (!opt) opt = &defaults;
   *out = NULL;
@@ -205,13 +229,15 @@ int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char
   free(live);
   if (!opt->no_tile)
     for (int i = 0; i < p->nkernels; i++) sched_gemm_plan(p, &p->kernels[i]);
+  widen_bool_weights(p);
   kernel_args(p);
   plan_arena(p);
   place_weights(p);
   p->ctx = isl_ctx_alloc();
   SCHED_ASSERT(p->ctx);
   for (int i = 0; i < p->nkernels; i++)
-    if ((p->kernels[i].gemm.on ? sched_gemm_build_ast : sched_kernel_build_ast)(p, &p->kernels[i], err, errlen)) {
+    if ((p->kernels[i].gemm.on ? sched_gemm_build_ast : sched_kernel_build_ast)(p, &p->kernels[i],
+                                                                                err, errlen)) {
       sched_free(p);
       return -1;
     }

@@ -58,14 +58,16 @@ sched_stmt_kind sched_stmt_of(const char *name, int *stage) {
 }
 
 /* "NAME[i..] -> ARRAY[i..]; " over the listed axes. */
-static void access(strbuf *b, const char *name, const int *ax, int nax, const char *array, const int *idx,
-                   int nidx) {
+static void access(strbuf *b, const char *name, const int *ax, int nax, const char *array,
+                   const int *idx, int nidx) {
   sb_printf(b, "%s[", name);
   for (int i = 0; i < nax; i++) sb_printf(b, "%si%d", i ? "," : "", ax[i]);
   sb_printf(b, "] -> %s[", array);
   for (int i = 0; i < nidx; i++)
-    if (idx[i] >= 0) sb_printf(b, "%si%d", i ? "," : "", idx[i]);
-    else sb_printf(b, "%s0", i ? "," : "");
+    if (idx[i] >= 0)
+      sb_printf(b, "%si%d", i ? "," : "", idx[i]);
+    else
+      sb_printf(b, "%s0", i ? "," : "");
   sb_printf(b, "]; ");
 }
 
@@ -91,8 +93,10 @@ static void statement(model *m, const sched_kernel *k, const int *outer, const c
   for (int i = 0; i < k->nouter; i++) sb_printf(&m->sch, "i%d,", outer[i]);
   sb_printf(&m->sch, "%d", phase);
   for (int i = 0; i < k->nred; i++)
-    if (all) sb_printf(&m->sch, ",i%d", k->red[i]);
-    else sb_printf(&m->sch, ",0");
+    if (all)
+      sb_printf(&m->sch, ",i%d", k->red[i]);
+    else
+      sb_printf(&m->sch, ",0");
   sb_printf(&m->sch, "]; ");
 }
 
@@ -128,8 +132,8 @@ static void kernel_model(model *m, const sched_kernel *k, const int *outer, int 
     }
     if (!final) access(&m->wr, stmt, ax, nax, arr, k->outer, k->nouter);
   }
-  access(&m->wr, "F", k->final_full ? k->axes : k->outer, k->final_full ? k->naxes : k->nouter, "OUT", k->root_axis,
-         root_rank);
+  access(&m->wr, "F", k->final_full ? k->axes : k->outer, k->final_full ? k->naxes : k->nouter,
+         "OUT", k->root_axis, root_rank);
 }
 
 struct sched_memo {
@@ -186,10 +190,12 @@ isl_union_map *sched_flow(__isl_keep isl_union_set *dom, __isl_take isl_union_ma
  * in axis order), from isl's dataflow analysis; the schedule actually used
  * must order each dependence's source before its sink. Returns 1 legal, 0
  * not, -1 on an isl error. */
-static int schedule_is_legal(isl_ctx *ctx, model *used, model *semantic, isl_union_set *dom, int *ndeps) {
-  isl_union_map *dep = sched_flow(dom, sched_read_umap(ctx, &semantic->sch), sched_read_umap(ctx, &used->rd),
-                                  sched_read_umap(ctx, &used->wr));
-  isl_union_map *sched = isl_union_map_intersect_domain(sched_read_umap(ctx, &used->sch), isl_union_set_copy(dom));
+static int schedule_is_legal(isl_ctx *ctx, model *used, model *semantic, isl_union_set *dom,
+                             int *ndeps) {
+  isl_union_map *dep = sched_flow(dom, sched_read_umap(ctx, &semantic->sch),
+                                  sched_read_umap(ctx, &used->rd), sched_read_umap(ctx, &used->wr));
+  isl_union_map *sched =
+      isl_union_map_intersect_domain(sched_read_umap(ctx, &used->sch), isl_union_set_copy(dom));
   isl_union_map *before = isl_union_map_lex_lt_union_map(isl_union_map_copy(sched), sched);
   *ndeps = dep ? (int)isl_union_map_n_map(dep) : 0;
   isl_bool ok = isl_union_map_is_subset(dep, before);
@@ -216,7 +222,8 @@ int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t 
   kernel_model(&used, k, k->outer, root_rank);
   kernel_model(&semantic, k, sorted, root_rank);
   strbuf key = {0};
-  sb_printf(&key, "%s|%s|%s|%s|%s", used.dom.s, used.sch.s, used.rd.s ? used.rd.s : "", used.wr.s, semantic.sch.s);
+  sb_printf(&key, "%s|%s|%s|%s|%s", used.dom.s, used.sch.s, used.rd.s ? used.rd.s : "", used.wr.s,
+            semantic.sch.s);
   int rc = 0;
   k->ast = sched_memo_get(p, key.s, &k->ndeps);
   if (!k->ast) {
@@ -224,12 +231,14 @@ int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t 
     sb_printf(&ds, "{ %s}", used.dom.s);
     isl_union_set *d = isl_union_set_read_from_str(p->ctx, ds.s);
     free(ds.s);
-    isl_union_map *m = d ? isl_union_map_intersect_domain(sched_read_umap(p->ctx, &used.sch), isl_union_set_copy(d)) : NULL;
+    isl_union_map *m = d ? isl_union_map_intersect_domain(sched_read_umap(p->ctx, &used.sch),
+                                                          isl_union_set_copy(d))
+                         : NULL;
     int legal = d && m ? schedule_is_legal(p->ctx, &used, &semantic, d, &k->ndeps) : -1;
     if (!d || !m || legal < 0) {
       rc = -1;
-      snprintf(err, errlen, "internal: isl rejected the model of kernel %%%d: { %s} / { %s}", k->root, used.dom.s,
-               used.sch.s);
+      snprintf(err, errlen, "internal: isl rejected the model of kernel %%%d: { %s} / { %s}",
+               k->root, used.dom.s, used.sch.s);
     } else if (!legal) {
       rc = -1;
       snprintf(err, errlen, "internal: the schedule of kernel %%%d violates a dependence", k->root);
@@ -239,7 +248,8 @@ int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t 
       isl_ast_build_free(b);
       if (!k->ast) {
         rc = -1;
-        snprintf(err, errlen, "internal: isl could not build the loop nest of kernel %%%d", k->root);
+        snprintf(err, errlen, "internal: isl could not build the loop nest of kernel %%%d",
+                 k->root);
       } else {
         sched_memo_put(p, key.s, k->ast, k->ndeps);
       }
@@ -248,7 +258,8 @@ int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t 
     isl_union_set_free(d);
   }
   free(key.s);
-  strbuf *all[] = {&used.dom, &used.sch, &used.rd, &used.wr, &semantic.dom, &semantic.sch, &semantic.rd, &semantic.wr};
+  strbuf *all[] = {&used.dom,     &used.sch,     &used.rd,     &used.wr,
+                   &semantic.dom, &semantic.sch, &semantic.rd, &semantic.wr};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]->s);
   return rc;
 }
@@ -258,9 +269,10 @@ void sched_dump(const sched_program *p, void *file) {
   for (int i = 0; i < p->nkernels; i++) {
     const sched_kernel *k = &p->kernels[i];
     const ir_node *r = ir_node_get(p->g, k->root);
-    fprintf(f, "kernel %d: %%%d %s%s (%s), %d buffers, %d reduction stages, %d dependences (checked)\n", i,
-            k->root, ir_op_name(r->op), r->reduce ? ".reduce" : "", r->label ? r->label : "-", k->nargs,
-            k->nstages, k->ndeps);
+    fprintf(
+        f, "kernel %d: %%%d %s%s (%s), %d buffers, %d reduction stages, %d dependences (checked)\n",
+        i, k->root, ir_op_name(r->op), r->reduce ? ".reduce" : "", r->label ? r->label : "-",
+        k->nargs, k->nstages, k->ndeps);
     char *c = isl_ast_node_to_C_str(k->ast);
     fprintf(f, "%s", c ? c : "");
     free(c);
@@ -278,16 +290,21 @@ void sched_dump_dot(const sched_program *p, void *file) {
     const sched_buf *x = &p->bufs[b];
     if (x->kind == SCHED_BUF_TEMP) continue;
     const ir_node *n = ir_node_get(p->g, x->node);
-    const char *what = x->kind == SCHED_BUF_INPUT ? "input" : x->kind == SCHED_BUF_OUTPUT ? "output" : "weight";
+    const char *what = x->kind == SCHED_BUF_INPUT    ? "input"
+                       : x->kind == SCHED_BUF_OUTPUT ? "output"
+                                                     : "weight";
     fprintf(f, "  b%d [shape=ellipse, label=\"%s %s\\n%lld x %s\"];\n", b, what,
-            x->kind == SCHED_BUF_OUTPUT ? ir_output_name(p->g, x->io_index) : (n->name ? n->name : ""),
+            x->kind == SCHED_BUF_OUTPUT ? ir_output_name(p->g, x->io_index)
+                                        : (n->name ? n->name : ""),
             (long long)x->numel, ir_dtype_name(x->dtype));
   }
   for (int i = 0; i < p->nkernels; i++) {
     const sched_kernel *k = &p->kernels[i];
     const ir_node *r = ir_node_get(p->g, k->root);
-    fprintf(f, "  k%d [shape=box, label=\"k%d %s%s\\n", i, i, ir_op_name(r->op), r->reduce ? ".reduce" : "");
-    for (const char *c = r->label ? r->label : ""; *c; c++) fputs(*c == '"' ? "\\\"" : (char[]){*c, 0}, f);
+    fprintf(f, "  k%d [shape=box, label=\"k%d %s%s\\n", i, i, ir_op_name(r->op),
+            r->reduce ? ".reduce" : "");
+    for (const char *c = r->label ? r->label : ""; *c; c++)
+      fputs(*c == '"' ? "\\\"" : (char[]){*c, 0}, f);
     fprintf(f, "\\n%d stages, %d buffers\"];\n", k->nstages, k->nargs);
   }
   for (int i = 0; i < p->nkernels; i++) {

@@ -37,6 +37,9 @@ typedef struct {
  *            accK = ...;  for r: out = g(o, r, acc0..accK) }   (final over all axes)
  *   or     { ...;                out = g(o, acc0..accK) }         (final over outer axes)
  * A kernel without stages is one element-wise statement. */
+/* The mark above the reduction loop of a register-blocked kernel's AST. */
+#define SCHED_MARK_REDUCTION "reduction"
+
 typedef enum { SCHED_STMT_INDEX, SCHED_STMT_INIT, SCHED_STMT_UPDATE, SCHED_STMT_FINAL } sched_stmt_kind;
 
 #define SCHED_MAX_STAGES 8

@@ -29,6 +29,7 @@
 
 #include <isl/aff.h>
 #include <isl/ast_build.h>
+#include <isl/id.h>
 #include <isl/schedule.h>
 #include <isl/schedule_node.h>
 #include <isl/set.h>
@@ -190,6 +191,10 @@ static isl_schedule *build_tree(isl_ctx *ctx, const sched_kernel *k, const tile_
   for (int g = 0; g < 3; g++) {
     node = isl_schedule_node_child(isl_schedule_node_child(node, g), 0);
     if (g == 1) {
+      /* marked: the printer keeps the compiler from unrolling it (a short k
+       * loop unrolled gets vectorised along k, with shuffles, not along nr) */
+      node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, SCHED_MARK_REDUCTION, NULL));
+      node = isl_schedule_node_child(node, 0);
       node =
           isl_schedule_node_insert_partial_schedule(node, band(ctx, k, st, nst, 1u << g, 1, k_dim));
       node = isl_schedule_node_child(node, 0);
@@ -198,7 +203,7 @@ static isl_schedule *build_tree(isl_ctx *ctx, const sched_kernel *k, const tile_
         node, band(ctx, k, st, nst, 1u << g, npoint, point_dim));
     if (k->gemm.m >= 0)
       node = isl_schedule_node_band_member_set_ast_loop_type(node, 0, isl_ast_loop_unroll);
-    for (int up = g == 1 ? 3 : 2; up > 0; up--) node = isl_schedule_node_parent(node);
+    for (int up = g == 1 ? 4 : 2; up > 0; up--) node = isl_schedule_node_parent(node);
   }
   isl_schedule *s = isl_schedule_node_get_schedule(node);
   isl_schedule_node_free(node);
