@@ -7,8 +7,8 @@ section of bench/README.md. Run through bench/run.sh (needs /usr/bin/python3
 for numpy/onnx/torch).
 
 Environment:
-  ONNX2C_BENCH_MODELS  comma list of tiny,small,base128,base1 (base = both base
-                       rows, all = everything); default tiny,small
+  ONNX2C_BENCH_MODELS  comma list of tiny,small,base128,base1,basedec (base = the
+                       three base rows, all = everything); default tiny,small
   BENCH=all            same as ONNX2C_BENCH_MODELS=all
   ONNX2C_BENCH_THREADS comma list of thread counts (default 1,2)
   ONNX2C_BENCH_EMBED   0 skips the embedding benchmark
@@ -42,14 +42,20 @@ NODE = shutil.which('node') or 'node'
 HARNESS_C = os.path.join(BENCH, 'common', 'harness.c')
 INTERLEAVE = os.path.join(BENCH, 'llama', 'interleave.js')
 
-# name -> (generator args, seq, description)
+# name -> (generator args, seq, label); the decode row is one KV-cache step
+# after DECODE_PAST cached tokens (export form `decode`)
+BASE = ['--vocab', '32000', '--dim', '768', '--layers', '12', '--heads', '12', '--kv-heads', '12', '--ffn', '2048']
+DECODE_PAST = 127
 LLAMA = {
-    'tiny': (['--vocab', '256', '--dim', '64', '--layers', '2', '--heads', '4', '--kv-heads', '2', '--ffn', '172'], 16),
-    'small': (['--vocab', '32000', '--dim', '288', '--layers', '6', '--heads', '6', '--kv-heads', '6', '--ffn', '768'], 32),
-    'base128': (['--vocab', '32000', '--dim', '768', '--layers', '12', '--heads', '12', '--kv-heads', '12', '--ffn', '2048'], 128),
-    'base1': (['--vocab', '32000', '--dim', '768', '--layers', '12', '--heads', '12', '--kv-heads', '12', '--ffn', '2048'], 1),
+    'tiny': (['--vocab', '256', '--dim', '64', '--layers', '2', '--heads', '4', '--kv-heads', '2', '--ffn', '172'], 16,
+             'llama-tiny S=16'),
+    'small': (['--vocab', '32000', '--dim', '288', '--layers', '6', '--heads', '6', '--kv-heads', '6', '--ffn', '768'], 32,
+              'llama-small S=32'),
+    'base128': (BASE, 128, 'llama-base S=128'),
+    'base1': (BASE, 1, 'llama-base S=1'),
+    'basedec': (BASE, 1, f'llama-base decode past={DECODE_PAST}'),
 }
-LLAMA_ORDER = ['tiny', 'small', 'base128', 'base1']
+LLAMA_ORDER = ['tiny', 'small', 'base128', 'base1', 'basedec']
 DTYPE = {1: ('float32', np.float32), 6: ('int32', np.int32), 7: ('int64', np.int64), 11: ('float64', np.float64)}
 
 
@@ -155,12 +161,14 @@ def interleave(model, inputs, argv, threads, warmup, runs, batch, dumpdir):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def model_io(path):
-    """graph inputs [(name, elem_type, dims)], outputs likewise (static dims)."""
+def model_io(path, symbols=None):
+    """graph inputs [(name, elem_type, dims)], outputs likewise; symbolic
+    dimensions take their value from `symbols` (name -> int)."""
     m = onnx.load(path, load_external_data=False)
     init = {i.name for i in m.graph.initializer}
+    symbols = symbols or {}
     def dims(v):
-        return [d.dim_value for d in v.type.tensor_type.shape.dim]
+        return [d.dim_value if not d.dim_param else symbols[d.dim_param] for d in v.type.tensor_type.shape.dim]
     ins = [(v.name, v.type.tensor_type.elem_type, dims(v)) for v in m.graph.input if v.name not in init]
     outs = [(v.name, v.type.tensor_type.elem_type, dims(v)) for v in m.graph.output]
     return m, ins, outs
@@ -177,12 +185,14 @@ def matmul_params(m):
     return tot
 
 
-def write_inputs(ins, d, vocab):
+def write_inputs(ins, d, vocab, position=None):
     rng = np.random.default_rng(0)
     files, spec = [], []
     for k, (name, et, dims) in enumerate(ins):
         tname, npt = DTYPE[et]
-        if np.issubdtype(npt, np.integer):
+        if name == 'position':  # decode: the number of cached tokens
+            a = np.full(dims, position, dtype=npt)
+        elif np.issubdtype(npt, np.integer):
             a = rng.integers(0, vocab, size=dims).astype(npt)
         else:
             a = rng.standard_normal(dims).astype(npt)
@@ -278,11 +288,14 @@ def bench_embedding(rows, peaks, compile_log):
 
 # ---------------------------------------------------------------- llama
 def gen_llama(key):
-    args, seq = LLAMA[key]
+    args, seq, _ = LLAMA[key]
     d = os.path.join(WORK, 'llama', key)
     os.makedirs(d, exist_ok=True)
     stamp = os.path.join(d, 'stamp')
-    full = args + ['--form', 'static', '--seq', str(seq), '--batch', '1', '--max-seq', str(max(64, seq))]
+    if key == 'basedec':
+        full = args + ['--form', 'decode', '--past', str(DECODE_PAST), '--batch', '1', '--max-seq', str(DECODE_PAST + 1)]
+    else:
+        full = args + ['--form', 'static', '--seq', str(seq), '--batch', '1', '--max-seq', str(max(64, seq))]
     want = ' '.join(full)
     model = os.path.join(d, 'model.onnx')
     if not (os.path.exists(model) and os.path.exists(stamp) and open(stamp).read() == want):
@@ -294,14 +307,16 @@ def gen_llama(key):
 
 def bench_llama(keys, threads_list, rows, peaks, compile_log):
     for key in keys:
-        label = f'llama-{key[:-3] if key.startswith("base") else key} S={LLAMA[key][1]}'
+        label = LLAMA[key][2]
+        decode = key == 'basedec'
+        symbols = {'past': DECODE_PAST, 'past_plus_1': DECODE_PAST + 1} if decode else {}
         try:
             d, model, seq, vocab = gen_llama(key)
-            m, ins, outs = model_io(model)
+            m, ins, outs = model_io(model, symbols)
             P = matmul_params(m)
             tokens = int(np.prod(ins[0][2]))
             out_bytes = [int(np.prod(o[2])) * np.dtype(DTYPE[o[1]][1]).itemsize for o in outs]
-            files, spec = write_inputs(ins, d, vocab)
+            files, spec = write_inputs(ins, d, vocab, DECODE_PAST)
         except Exception as e:  # generator failure
             rows.append(dict(model=label, threads='-', error='generator: ' + str(e)))
             continue
@@ -312,7 +327,8 @@ def bench_llama(keys, threads_list, rows, peaks, compile_log):
             od = os.path.join(d, 'gen' if t == 1 else f'gen_t{t}')
             tlabel = label if t == 1 else f'{label} --threads {t}'
             try:
-                ct = compile_model(model, od, key, ['--threads', str(t)] if t > 1 else [])
+                extra = (['--threads', str(t)] if t > 1 else []) + (['--dim', f'past={DECODE_PAST}'] if decode else [])
+                ct = compile_model(model, od, key, extra)
                 log(f'  {tlabel}: onnx2c-caten {ct:.2f} s')
                 bt, omp = build_harness(od, key)
                 log(f'  {tlabel}: cc {bt:.2f} s{" (-fopenmp)" if omp else ""}')
@@ -461,13 +477,13 @@ def main():
         if k == 'all':
             keys += LLAMA_ORDER
         elif k == 'base':
-            keys += ['base128', 'base1']
+            keys += ['base128', 'base1', 'basedec']
         elif k in LLAMA:
             keys.append(k)
         elif k in ('none', 'embedding'):
             pass
         else:
-            sys.exit(f'bench: unknown model {k!r} in ONNX2C_BENCH_MODELS (tiny,small,base128,base1,base,all,none)')
+            sys.exit(f'bench: unknown model {k!r} in ONNX2C_BENCH_MODELS (tiny,small,base128,base1,basedec,base,all,none)')
     keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
     threads_list = [int(t) for t in os.environ.get('ONNX2C_BENCH_THREADS', '1,2').split(',')]
     if not os.access(ONNX2C, os.X_OK):

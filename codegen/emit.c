@@ -155,10 +155,10 @@ static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
   if (src->op == IR_LOAD) {
     literal(o, src->dtype, src->fval, src->ival);
   } else if (c->p->buf_of[n->src[0]] < 0) {
-    /* an inline source through a pure broadcast (checked by the scheduler) */
+    /* an inline source through a broadcast or transpose (checked by the scheduler) */
     int map[IR_MAX_RANK];
     char *sidx[IR_MAX_RANK];
-    if (!ir_view_broadcast_map(&n->view, &src->shape, map)) c->error = true;
+    if (!ir_view_axis_map(&n->view, &src->shape, map)) c->error = true;
     for (int j = 0; j < src->shape.rank; j++) sidx[j] = map[j] >= 0 ? idx[map[j]] : "0";
     render_value(c, o, n->src[0], sidx, false);
   } else {
@@ -632,8 +632,11 @@ static void simd_pragma(cg_kernel *c, isl_ast_node *loop) {
 
 /* The outermost loop of a kernel runs over outer axes only (every
  * statement of the kernel is inside it; iterations write disjoint outputs
- * and read inputs), so it is parallel. Only kernels with enough work get
- * threads: a parallel region costs microseconds. */
+ * and read inputs), so it is parallel; in a register-blocked kernel it runs
+ * over tiles, and isl has checked that no dependence leaves a tile
+ * (scheduler/tile.c). Only kernels with enough work get threads: a parallel
+ * region costs microseconds. Tiles are handed out one at a time: cores of a
+ * VM need not run at the same speed, and a tile is tens of microseconds. */
 static void parallel_pragma(cg_kernel *c) {
   double work = 1;
   for (int i = 0; i < c->k->naxes; i++) work *= (double)c->k->space.d[c->k->axes[i]];
@@ -647,8 +650,9 @@ static void parallel_pragma(cg_kernel *c) {
   cg_line(c->body, 0, "#ifdef _OPENMP");
   /* O2C_ERR_CLAUSE: filled in once the kernel is printed (program.c) */
   cg_line(c->body, c->depth,
-          "#pragma omp parallel for num_threads(%d) schedule(static)%s%s%sO2C_ERR_CLAUSE",
-          c->threads, priv.n ? " private(" : "", priv.n ? priv.s : "", priv.n ? ")" : "");
+          "#pragma omp parallel for num_threads(%d) schedule(%s)%s%s%sO2C_ERR_CLAUSE", c->threads,
+          c->k->gemm.on ? "dynamic, 1" : "static", priv.n ? " private(" : "", priv.n ? priv.s : "",
+          priv.n ? ")" : "");
   cg_line(c->body, 0, "#endif");
   free(priv.s);
 }

@@ -180,6 +180,10 @@ bool ir_view_is_identity(const ir_view *v, const ir_shape *src);
  * element (i_k) with i_j = i_{view_axis[j]}; view_axis[j] is -1 for source
  * axes of size 1. Returns false when `v` is not such a view of `src`. */
 bool ir_view_broadcast_map(const ir_view *v, const ir_shape *src, int *view_axis);
+/* The same for a view that may also reorder the source's axes (a
+ * transpose): every source axis of size > 1 is read by one view axis, with
+ * its contiguous stride; every other view axis is a broadcast. */
+bool ir_view_axis_map(const ir_view *v, const ir_shape *src, int *view_axis);
 
 /* Composite helpers, built only from primitives (builder.c). */
 ir_ref ir_sub(ir_graph *g, ir_ref a, ir_ref b);
@@ -236,6 +240,13 @@ int ir_rewrite_gather(ir_graph *g);
  * along their innermost axis (e.g. MatMul's B as B^T). Returns the number
  * of weights repacked. */
 int ir_rewrite_weight_layout(ir_graph *g);
+
+/* A sum over k of x * y, with y a view of a computed value that has unit
+ * stride along k but not along the output's innermost axis (attention's
+ * keys in Q.K^T), reads y from a transposed copy instead, so the matmul can
+ * load consecutive output columns (layout.c). Returns the number of
+ * operands given a copy. */
+int ir_rewrite_matmul_operands(ir_graph *g);
 
 /* Renumbers the nodes in a topological order and drops those no output
  * needs (graph inputs stay). Node references held elsewhere are invalid

@@ -42,6 +42,25 @@ bool ir_view_broadcast_map(const ir_view *v, const ir_shape *src, int *view_axis
   return true;
 }
 
+bool ir_view_axis_map(const ir_view *v, const ir_shape *src, int *view_axis) {
+  if (v->masked || v->offset != 0 || v->gather) return false;
+  int64_t st[IR_MAX_RANK];
+  ir_contiguous_strides(src, st);
+  uint32_t used = 0;
+  for (int j = 0; j < src->rank; j++) {
+    view_axis[j] = -1;
+    if (src->d[j] == 1) continue;
+    for (int k = 0; k < v->shape.rank && view_axis[j] < 0; k++)
+      if (!(used & (1u << k)) && v->shape.d[k] == src->d[j] && v->stride[k] == st[j])
+        view_axis[j] = k;
+    if (view_axis[j] < 0) return false;
+    used |= 1u << view_axis[j];
+  }
+  for (int k = 0; k < v->shape.rank; k++)
+    if (!(used & (1u << k)) && v->stride[k] != 0 && v->shape.d[k] != 1) return false;
+  return true;
+}
+
 static bool axis_masked(const ir_view *v, int i) {
   return v->masked && (v->lo[i] > 0 || v->hi[i] < v->shape.d[i]);
 }
@@ -166,9 +185,9 @@ ir_ref ir_view_slice(ir_graph *g, ir_ref a, const int64_t *start, const int64_t 
   o = v;
   for (int i = 0; i < v.shape.rank; i++) {
     if (step[i] == 0 || len[i] < 0) return ir_fail(g, "invalid slice on axis %d", i), IR_NONE;
-    if (len[i] > 0 && (start[i] < 0 || start[i] >= v.shape.d[i] ||
-                       start[i] + step[i] * (len[i] - 1) < 0 ||
-                       start[i] + step[i] * (len[i] - 1) >= v.shape.d[i]))
+    if (len[i] > 0 &&
+        (start[i] < 0 || start[i] >= v.shape.d[i] || start[i] + step[i] * (len[i] - 1) < 0 ||
+         start[i] + step[i] * (len[i] - 1) >= v.shape.d[i]))
       return ir_fail(g, "slice out of range on axis %d", i), IR_NONE;
     o.shape.d[i] = len[i];
     o.offset += v.stride[i] * (len[i] ? start[i] : 0);
@@ -182,8 +201,8 @@ ir_ref ir_view_slice(ir_graph *g, ir_ref a, const int64_t *start, const int64_t 
       hi = h <= 0 ? 0 : (h + s - 1) / s;
     } else {
       int64_t s = -step[i];
-      int64_t l = start[i] - v.lo[i];  /* i <= l / s */
-      int64_t h = start[i] - v.hi[i];  /* i > h / s */
+      int64_t l = start[i] - v.lo[i]; /* i <= l / s */
+      int64_t h = start[i] - v.hi[i]; /* i > h / s */
       hi = l < 0 ? 0 : l / s + 1;
       lo = h < 0 ? 0 : h / s + 1;
     }
@@ -230,8 +249,10 @@ static bool reshape_view(const ir_view *v, const ir_shape *s, ir_view *o) {
   if (ir_shape_numel(s) == 0) return true;
   int old[IR_MAX_RANK], nold = 0;
   for (int i = 0; i < v->shape.rank; i++) {
-    if (v->shape.d[i] != 1) old[nold++] = i;
-    else if (axis_masked(v, i)) return false;
+    if (v->shape.d[i] != 1)
+      old[nold++] = i;
+    else if (axis_masked(v, i))
+      return false;
   }
   int i = 0, j = 0;
   while (j < s->rank) {

@@ -88,6 +88,7 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
   if (!rc && !o->no_rewrite) {
     m->rewrites = ir_rewrite_gather(m->g);
     ir_rewrite_weight_layout(m->g);
+    if (!o->sched.no_tile) ir_rewrite_matmul_operands(m->g);
     if (ir_verify(m->g)) rc = -1, snprintf(err, n, "%s: after rewrites: %s", onnx, ir_error(m->g));
     stage_done(o, "rewrite", &t);
   }

@@ -6,7 +6,7 @@
  *    every compute node too);
  *  - a node needed by two kernels is materialised (no recomputation across
  *    kernels; inside one kernel an element-wise node may be used twice);
- *  - a view is inline only when it is a pure broadcast of an inline source
+ *  - a view is inline only when it is a broadcast or transpose of an inline source
  *    (else its source is materialised and read at computed addresses);
  *  - reductions fused into one kernel ("stages") reduce the same source
  *    shape over the same axes, and every use of a stage must read it at the
@@ -72,7 +72,7 @@ static bool recomputes(fuse_ctx *f, const ir_node *v, ir_ref s) {
   int64_t a = ir_shape_numel(&v->shape), b = ir_shape_numel(&sn->shape);
   int map[IR_MAX_RANK];
   bool in_place =
-      sn->shape.rank == v->shape.rank && ir_view_broadcast_map(&v->view, &sn->shape, map);
+      sn->shape.rank == v->shape.rank && ir_view_axis_map(&v->view, &sn->shape, map);
   for (int j = 0; in_place && j < sn->shape.rank; j++) in_place = map[j] < 0 || map[j] == j;
   if (b <= 0 || a / b < 4) return false;
   return !in_place || reads_memory(f, s, &v->shape, 0);
@@ -92,7 +92,7 @@ static void own(fuse_ctx *f, ir_ref root, ir_ref x, int depth, bool index) {
     if (n->op == IR_VIEW && i == 0 && sn->op != IR_LOAD) {
       int map[IR_MAX_RANK];
       /* a gather's index is computed once per outer iteration anyway (hoisted) */
-      if (!ir_view_broadcast_map(&n->view, &sn->shape, map) || (!index && recomputes(f, n, s))) {
+      if (!ir_view_axis_map(&n->view, &sn->shape, map) || (!index && recomputes(f, n, s))) {
         materialise(f, s);
         continue;
       }
@@ -143,7 +143,7 @@ static bool trace_ok(fuse_ctx *f, const sched_kernel *k, ir_ref x, const int *id
     if (f->mat[n->src[0]] || s->op == IR_LOAD) return true;
     int map[IR_MAX_RANK], sids[IR_MAX_RANK];
     for (int j = 0; j < IR_MAX_RANK; j++) sids[j] = -1;
-    if (!ir_view_broadcast_map(&n->view, &s->shape, map)) return materialise(f, n->src[0]), false;
+    if (!ir_view_axis_map(&n->view, &s->shape, map)) return materialise(f, n->src[0]), false;
     for (int j = 0; j < s->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
     return trace_ok(f, k, n->src[0], sids, false);
   }
@@ -173,7 +173,7 @@ static uint32_t deps_of(fuse_ctx *f, const sched_kernel *k, ir_ref x, const int 
     const ir_node *s = ir_node_get(f->p->g, n->src[0]);
     int map[IR_MAX_RANK], sids[IR_MAX_RANK];
     for (int j = 0; j < IR_MAX_RANK; j++) sids[j] = -1;
-    if (s->op == IR_LOAD || !ir_view_broadcast_map(&n->view, &s->shape, map)) return 0;
+    if (s->op == IR_LOAD || !ir_view_axis_map(&n->view, &s->shape, map)) return 0;
     for (int j = 0; j < s->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
     return deps_of(f, k, n->src[0], sids);
   }
@@ -202,7 +202,7 @@ static bool find_gathers(fuse_ctx *f, sched_kernel *k, ir_ref x, const int *ids,
     const ir_node *s = ir_node_get(f->p->g, n->src[0]);
     int map[IR_MAX_RANK], sids[IR_MAX_RANK];
     for (int j = 0; j < IR_MAX_RANK; j++) sids[j] = -1;
-    if (f->mat[n->src[0]] || s->op == IR_LOAD || !ir_view_broadcast_map(&n->view, &s->shape, map))
+    if (f->mat[n->src[0]] || s->op == IR_LOAD || !ir_view_axis_map(&n->view, &s->shape, map))
       return true;
     for (int j = 0; j < s->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
     return find_gathers(f, k, n->src[0], sids, false);
@@ -265,7 +265,7 @@ static void weigh_reads(fuse_ctx *f, const sched_kernel *k, ir_ref x, const int 
     const ir_node *s = ir_node_get(f->p->g, n->src[0]);
     int map[IR_MAX_RANK], sids[IR_MAX_RANK];
     for (int j = 0; j < IR_MAX_RANK; j++) sids[j] = -1;
-    if (s->op == IR_LOAD || !ir_view_broadcast_map(&n->view, &s->shape, map)) return;
+    if (s->op == IR_LOAD || !ir_view_axis_map(&n->view, &s->shape, map)) return;
     for (int j = 0; j < s->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
     weigh_reads(f, k, n->src[0], sids, false, weight);
     return;

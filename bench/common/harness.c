@@ -11,6 +11,9 @@
  *     --warmup W       warm-up runs (default 20)
  *     --runs R         timed runs (default 50)
  *     --memcpy         also time a memcpy as large as output 0 (same R, W)
+ *     --cpu-time       time with the thread's CPU clock instead of the wall clock
+ *                      (excludes time the thread was not running: for A/B runs on a
+ *                      busy machine; the interleaved bench uses the wall clock)
  *     --dump DIR       write output K after the runs to DIR/out_K.bin
  *     --serve          command mode (for the interleaved driver), stdin lines:
  *                        warm N   -> N untimed runs, replies "ok"
@@ -36,9 +39,11 @@
 #define STR(x) STR_(x)
 #define MAXIO 64
 
+static clockid_t clock_id = CLOCK_MONOTONIC;
+
 static double now_ms(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock_id, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
@@ -127,7 +132,7 @@ static int serve(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) { fprintf(stderr, "usage: harness WEIGHTS --in FILE... --out-bytes N... [--warmup W] [--runs R] [--memcpy] [--dump DIR] [--serve]\n"); return 1; }
+  if (argc < 2) { fprintf(stderr, "usage: harness WEIGHTS --in FILE... --out-bytes N... [--warmup W] [--runs R] [--memcpy] [--cpu-time] [--dump DIR] [--serve]\n"); return 1; }
   int warmup = 20, runs = 50, do_memcpy = 0, do_serve = 0;
   const char *dump_dir = NULL;
   size_t wsize;
@@ -140,6 +145,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--dump") && i + 1 < argc) dump_dir = argv[++i];
     else if (!strcmp(argv[i], "--memcpy")) do_memcpy = 1;
+    else if (!strcmp(argv[i], "--cpu-time")) clock_id = CLOCK_THREAD_CPUTIME_ID;
     else if (!strcmp(argv[i], "--serve")) do_serve = 1;
     else { fprintf(stderr, "harness: bad argument %s\n", argv[i]); return 1; }
   }
