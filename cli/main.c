@@ -36,6 +36,8 @@ static const char usage[] =
     "                          dot=FILE writes the kernel graph for Graphviz\n"
     "      --no-rewrite        keep Gather as the O(V) one-hot reduction\n"
     "      --no-fuse           one primitive per kernel (debugging)\n"
+    "      --no-tile           matmuls as one dot product per output: no register\n"
+    "                          blocks, packed weight panels or transposed keys\n"
     "      --threads N         OpenMP with N threads over the outer loop of large\n"
     "                          kernels (build the C with -fopenmp; run does)\n"
     "      --cflags FLAGS      C compiler flags for run/verify (default: -O2)\n"
@@ -72,7 +74,8 @@ static int parse(int argc, char **argv, args *a) {
       {"freeze", required_argument, 0, 'Z'},  {"no-rewrite", no_argument, 0, 'R'},
       {"atol", required_argument, 0, 'A'},    {"rtol", required_argument, 0, 'T'},
       {"threads", required_argument, 0, 'j'},  {"max-memory", required_argument, 0, 'M'},
-      {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
+      {"no-tile", no_argument, 0, 'B'},       {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0}};
   a->seed = 1;
   a->atol = 1e-5;
@@ -105,6 +108,7 @@ static int parse(int argc, char **argv, args *a) {
       a->freeze[a->nfreeze++] = optarg;
       break;
     case 'F': a->rt.sched.no_fuse = true; break;
+    case 'B': a->rt.sched.no_tile = true; break;
     case 'R': a->rt.no_rewrite = true; break;
     case 'A': a->atol = strtod(optarg, NULL); break;
     case 'M': {

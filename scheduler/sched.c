@@ -218,6 +218,7 @@ int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char
   sched_program *p = calloc(1, sizeof *p);
   SCHED_ASSERT(p);
   p->g = g;
+  p->opt = *opt;
   int n = ir_graph_count(g);
   p->buf_of = malloc((size_t)n * sizeof *p->buf_of);
   SCHED_ASSERT(p->buf_of || !n);

@@ -90,6 +90,9 @@ typedef struct {
 typedef struct {
   bool no_fuse; /* one primitive per kernel (debugging) */
   bool no_tile; /* keep matmuls as one dot product per output (no register blocks) */
+  /* testing: tiled kernels store their blocks before summing them, an order
+   * the legality check must refuse */
+  bool tile_misorder;
 } sched_options;
 
 typedef struct sched_memo sched_memo; /* isl results by model text (sched_isl.c) */
@@ -107,6 +110,7 @@ typedef struct sched_program {
   int64_t weights_size; /* bytes */
   sched_memo *memo;
   int nmemo;
+  sched_options opt;
 } sched_program;
 
 /* Schedules `g` (which may be rewritten in place: outputs that are inputs

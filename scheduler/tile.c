@@ -175,7 +175,7 @@ static isl_union_set *filter(isl_ctx *ctx, const sched_kernel *k, const tile_stm
 }
 
 static isl_schedule *build_tree(isl_ctx *ctx, const sched_kernel *k, const tile_stmt *st, int nst,
-                                __isl_take isl_union_set *dom) {
+                                __isl_take isl_union_set *dom, bool misorder) {
   int dims[IR_MAX_RANK], nouter = outer_dims(k, dims), npoint = k->gemm.m >= 0 ? 2 : 1;
   isl_schedule *s0 = isl_schedule_from_domain(dom);
   isl_schedule_node *node = isl_schedule_node_child(isl_schedule_get_root(s0), 0);
@@ -186,10 +186,13 @@ static isl_schedule *build_tree(isl_ctx *ctx, const sched_kernel *k, const tile_
   node = isl_schedule_node_band_set_ast_build_options(node, isolate_full_tiles(ctx, k));
   node = isl_schedule_node_child(node, 0);
   isl_union_set_list *f = isl_union_set_list_alloc(ctx, 3);
-  for (int g = 0; g < 3; g++) f = isl_union_set_list_add(f, filter(ctx, k, st, nst, g));
+  int order[3] = {0, 1, 2}; /* clear, sum, store (tile_misorder: clear, store, sum) */
+  if (misorder) order[1] = 2, order[2] = 1;
+  for (int i = 0; i < 3; i++) f = isl_union_set_list_add(f, filter(ctx, k, st, nst, order[i]));
   node = isl_schedule_node_insert_sequence(node, f);
-  for (int g = 0; g < 3; g++) {
-    node = isl_schedule_node_child(isl_schedule_node_child(node, g), 0);
+  for (int i = 0; i < 3; i++) {
+    int g = order[i];
+    node = isl_schedule_node_child(isl_schedule_node_child(node, i), 0);
     if (g == 1) {
       /* marked: the printer keeps the compiler from unrolling it (a short k
        * loop unrolled gets vectorised along k, with shuffles, not along nr) */
@@ -329,14 +332,16 @@ int sched_gemm_build_ast(sched_program *p, sched_kernel *k, char *err, size_t er
   int root_rank = ir_node_get(p->g, k->root)->shape.rank, dims[IR_MAX_RANK],
       ndims = outer_dims(k, dims);
   strbuf key = {0}; /* everything the model below is made of */
-  sb_printf(&key, "tile|%s|%d,%d,%d|", d.s, k->gemm.m, k->gemm.n, k->gemm.k);
+  sb_printf(&key, "tile%s|%s|%d,%d,%d|", p->opt.tile_misorder ? "!" : "", d.s, k->gemm.m, k->gemm.n,
+            k->gemm.k);
   for (int i = 0; i < ndims; i++) sb_printf(&key, "%d,", dims[i]);
   for (int i = 0; i < root_rank; i++) sb_printf(&key, "%d;", k->root_axis[i]);
   int rc = 0;
   k->ast = sched_memo_get(p, key.s, &k->ndeps);
   if (!k->ast) {
     isl_union_set *dom = isl_union_set_read_from_str(p->ctx, d.s);
-    isl_schedule *s = dom ? build_tree(p->ctx, k, st, nst, isl_union_set_copy(dom)) : NULL;
+    isl_schedule *s =
+        dom ? build_tree(p->ctx, k, st, nst, isl_union_set_copy(dom), p->opt.tile_misorder) : NULL;
     int legal = s ? tiled_is_legal(p->ctx, k, st, nst, root_rank, dom, s, &k->ndeps) : -1;
     if (legal < 0) {
       rc = -1;
