@@ -101,7 +101,10 @@ static bool relayout(ir_graph *g, ir_ref r, int which) {
   for (int i = 0; i < np; i++) pos[perm[i]] = i;
   ir_ref base = x->op == IR_MOVE && uses_of(g, xr) == 1 ? x->src[0] : xr;
   ir_view yv = y->view; /* node pointers are invalid once nodes are added */
+  const char *label = g->label;
+  g->label = s->label; /* the copy is named after the matmul it serves */
   ir_ref t = ir_move(g, ir_view_permute(g, base, perm));
+  g->label = label;
   if (t == IR_NONE) return false;
   /* y read again, from T */
   int64_t tst[IR_MAX_RANK];
