@@ -20,9 +20,15 @@ typedef struct {
 
 typedef int (*imp_lower_fn)(imp_node *n);
 
+/* IMP_SYM: the lowering handles symbolic dimensions (its inputs may have
+ * symbolic shapes, and the values it reads with imp_const_dims may be
+ * symbolic). Any other op given a symbolic input is refused centrally. */
+#define IMP_SYM 1u
+
 typedef struct {
   const char *op;
   imp_lower_fn lower;
+  unsigned flags;
 } imp_op_entry;
 
 /* One table per op family file, NULL-terminated. */
@@ -65,12 +71,25 @@ int imp_attr_floats(imp_node *n, const char *name, double *out, int max);
 ir_ref imp_attr_tensor(imp_node *n, const char *name);
 
 /* The values of input `i`, which must be a compile-time constant: copies at
- * most `max` elements as int64 / double; returns the element count or -1. */
+ * most `max` elements as int64 / double; returns the element count or -1.
+ * A value that depends on a symbol (a dimension read by Shape) is an error;
+ * imp_const_dims accepts those (as symbolic dimensions, see ir.h): for the
+ * lowerings that compute shapes and slice bounds from them. */
 int imp_const_ints(imp_node *n, int i, int64_t *out, int max);
+int imp_const_dims(imp_node *n, int i, int64_t *out, int max);
 int imp_const_floats(imp_node *n, int i, double *out, int max);
+/* Records an error naming symbol `sym` of dimension `d` (what: "input 0
+ * has shape [batch,seq]"); -1. */
+int imp_fail_sym(imp_node *n, int64_t d, const char *what);
+/* In a model with symbols, refuses a value from the file that lies in the
+ * range reserved for symbolic dimensions (a forged symbol); 0 or -1. */
+int imp_check_value(imp_node *n, int64_t v);
+/* Does the model keep symbolic dimensions (some input dim not pinned)? */
+bool imp_has_syms(const imp_node *n);
 
-/* ONNX indices into an axis of size `v`: int32 or int64 (else an error),
- * as int64 with negative values wrapped (idx + v where idx < 0). */
+/* ONNX indices into an axis of size `v` (may be symbolic): int32 or int64
+ * (else an error), as int64 with negative values wrapped (idx + v where
+ * idx < 0). */
 ir_ref imp_wrap_indices(imp_node *n, ir_ref idx, int64_t v);
 
 /* Normalises a possibly negative axis against `rank` (error when out of range). */

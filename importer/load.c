@@ -29,6 +29,7 @@ struct imp_ctx {
   char nodeerr[768];
   bool node_failed;
   size_t const_bytes; /* constant data held by the graph so far */
+  bool has_syms;      /* some graph input has a symbolic dimension (not pinned by --dim) */
 };
 
 /* Counts `bytes` more constant data against the memory limit. */
@@ -46,10 +47,10 @@ static const imp_op_entry *const families[] = {
     imp_ops_extra,       imp_ops_quant,
 };
 
-static imp_lower_fn find_op(const char *op) {
+static const imp_op_entry *find_op(const char *op) {
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
     for (const imp_op_entry *e = families[f]; e->op; e++)
-      if (!strcmp(e->op, op)) return e->lower;
+      if (!strcmp(e->op, op)) return e;
   return NULL;
 }
 
@@ -113,6 +114,36 @@ int imp_fail(imp_node *n, const char *fmt, ...) {
   return -1;
 }
 
+int imp_fail_sym(imp_node *n, int64_t d, const char *what) {
+  const char *s = ir_dim_sym_name(ir_dim_first_sym(d));
+  return imp_fail(n, "%s: op '%s' does not support symbolic dimensions yet; give '%s' a value with --dim %s=N", what,
+                  n->proto->op_type ? n->proto->op_type : "?", s, s);
+}
+
+/* In a model with symbols, no value from the file may look like one: values
+ * in the tag range are refused, so a model cannot forge a symbol. */
+static int check_plain(imp_ctx *c, ir_dtype t, const void *data, int64_t count, const char *what, char *err,
+                       size_t n) {
+  if (!c->has_syms || (t != IR_I64 && t != IR_U64)) return 0;
+  for (int64_t i = 0; i < count; i++) {
+    int64_t v = ir_elem_i(t, data, i);
+    if (ir_dim_is_sym(v))
+      return snprintf(err, n, "%s: the value %lld is in the range reserved for symbolic dimensions", what,
+                      (long long)v), -1;
+  }
+  return 0;
+}
+
+int imp_check_value(imp_node *n, int64_t v) {
+  char err[256];
+  if (!check_plain(n->ctx, IR_I64, &v, 1, "attribute", err, sizeof err)) return 0;
+  return imp_fail(n, "%s", err);
+}
+
+bool imp_has_syms(const imp_node *n) {
+  return n->ctx->has_syms;
+}
+
 int imp_nin(const imp_node *n) {
   return (int)n->proto->n_input;
 }
@@ -171,6 +202,7 @@ static const Onnx__AttributeProto *typed_attr(imp_node *n, const char *name, Onn
 
 int64_t imp_attr_i(imp_node *n, const char *name, int64_t def) {
   const Onnx__AttributeProto *a = typed_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+  if (a && imp_check_value(n, a->i)) return def;
   return a ? a->i : def;
 }
 
@@ -189,7 +221,8 @@ int imp_attr_ints(imp_node *n, const char *name, int64_t *out, int max) {
   const Onnx__AttributeProto *a = typed_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
   if (!a) return -1;
   if (a->n_ints > (size_t)max) return imp_fail(n, "attribute '%s' has too many values (%zu)", name, a->n_ints);
-  for (size_t i = 0; i < a->n_ints; i++) out[i] = a->ints[i];
+  for (size_t i = 0; i < a->n_ints; i++)
+    if (imp_check_value(n, out[i] = a->ints[i])) return -1;
   return (int)a->n_ints;
 }
 
@@ -227,15 +260,34 @@ static int const_values(imp_node *n, int i, void **data, ir_dtype *t, int max) {
   return (int)ir_shape_numel(&x->shape);
 }
 
-int imp_const_ints(imp_node *n, int i, int64_t *out, int max) {
+/* A symbolic value where a plain one is needed: an error naming the symbol. */
+static int no_sym_value(imp_node *n, int i, int64_t v) {
+  char what[160];
+  snprintf(what, sizeof what, "input %d ('%s') depends on a symbolic dimension here", i, n->proto->input[i]);
+  return imp_fail_sym(n, v, what);
+}
+
+static int const_ints(imp_node *n, int i, int64_t *out, int max, bool dims) {
   void *data;
   ir_dtype t;
   int cnt = const_values(n, i, &data, &t, max);
   if (cnt < 0) return -1;
   const void *src = data ? data : ir_node_get(n->g, imp_in(n, i))->data;
-  for (int k = 0; k < cnt; k++) out[k] = ir_elem_i(t, src, k);
+  int rc = cnt;
+  for (int k = 0; k < cnt && rc >= 0; k++) {
+    out[k] = ir_elem_i(t, src, k);
+    if (n->ctx->has_syms && ir_dim_is_sym(out[k]) && !dims) rc = no_sym_value(n, i, out[k]);
+  }
   free(data);
-  return cnt;
+  return rc;
+}
+
+int imp_const_ints(imp_node *n, int i, int64_t *out, int max) {
+  return const_ints(n, i, out, max, false);
+}
+
+int imp_const_dims(imp_node *n, int i, int64_t *out, int max) {
+  return const_ints(n, i, out, max, true);
 }
 
 int imp_const_floats(imp_node *n, int i, double *out, int max) {
@@ -244,9 +296,14 @@ int imp_const_floats(imp_node *n, int i, double *out, int max) {
   int cnt = const_values(n, i, &data, &t, max);
   if (cnt < 0) return -1;
   const void *src = data ? data : ir_node_get(n->g, imp_in(n, i))->data;
-  for (int k = 0; k < cnt; k++) out[k] = ir_elem_f(t, src, k);
+  int rc = cnt;
+  for (int k = 0; k < cnt && rc >= 0; k++) {
+    out[k] = ir_elem_f(t, src, k);
+    if (n->ctx->has_syms && t == IR_I64 && ir_dim_is_sym(ir_elem_i(t, src, k)))
+      rc = no_sym_value(n, i, ir_elem_i(t, src, k));
+  }
   free(data);
-  return cnt;
+  return rc;
 }
 
 ir_ref imp_wrap_indices(imp_node *n, ir_ref idx, int64_t v) {
@@ -257,7 +314,8 @@ ir_ref imp_wrap_indices(imp_node *n, ir_ref idx, int64_t v) {
     return imp_fail(n, "indices of type %s are not supported", ir_dtype_name(t)), IR_NONE;
   idx = ir_cast(g, idx, IR_I64);
   ir_ref neg = ir_binary(g, IR_LT, idx, ir_scalar(g, IR_I64, 0));
-  return ir_where(g, neg, ir_binary(g, IR_ADD, idx, ir_scalar(g, IR_I64, (double)v)), idx);
+  ir_ref size = ir_load_int(g, IR_I64, ir_shape_make(0, NULL), v); /* exact, and may be symbolic */
+  return ir_where(g, neg, ir_binary(g, IR_ADD, idx, size), idx);
 }
 
 int imp_axis(imp_node *n, int64_t axis, int rank) {
@@ -287,7 +345,8 @@ ir_ref imp_tensor_const(imp_ctx *c, const Onnx__TensorProto *t, char *err, size_
     imp_tensor_free(&x);
     return IR_NONE;
   }
-  if (!const_budget(c, x.bytes, err, errlen)) {
+  if (!const_budget(c, x.bytes, err, errlen) ||
+      check_plain(c, x.dtype, x.data, (int64_t)ir_shape_numel(&x.shape), x.name, err, errlen)) {
     imp_tensor_free(&x);
     return IR_NONE;
   }
@@ -309,6 +368,8 @@ static int ctx_fail(imp_ctx *c, char *err, size_t n, const char *fmt, ...) {
   return -1;
 }
 
+/* The value --dim gives symbol `param`: 1 (in *v), 0 when not given, -1
+ * when the value is not a number >= 0. */
 static int dim_value(imp_ctx *c, const char *param, int64_t *v) {
   size_t len = strlen(param);
   for (int i = 0; i < c->opt->ndims; i++) {
@@ -316,12 +377,30 @@ static int dim_value(imp_ctx *c, const char *param, int64_t *v) {
     if (!strncmp(d, param, len) && d[len] == '=') {
       char *end;
       long long x = strtoll(d + len + 1, &end, 10);
-      if (*end || x < 0) return -1;
+      if (*end || x < 0 || end == d + len + 1) return -1;
       *v = x;
-      return 0;
+      return 1;
     }
   }
-  return -1;
+  return 0;
+}
+
+/* Does some graph input keep a symbolic dimension? (Decided before the
+ * initializers are read: their values are checked against the tag range.) */
+static bool model_has_syms(imp_ctx *c, const Onnx__GraphProto *gp) {
+  for (size_t i = 0; i < gp->n_input; i++) {
+    const Onnx__TypeProto *tp = gp->input[i]->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type || !tp->tensor_type->shape)
+      continue;
+    const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
+    for (size_t k = 0; k < sh->n_dim; k++) {
+      int64_t v;
+      if (sh->dim[k]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && sh->dim[k]->dim_param &&
+          !dim_value(c, sh->dim[k]->dim_param, &v))
+        return true;
+    }
+  }
+  return false;
 }
 
 static int read_file(const char *path, uint8_t **buf, size_t *len, char *err, size_t n);
@@ -342,6 +421,10 @@ static int add_frozen(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t 
     snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - spec) : (int)strlen(t.name), eq ? spec : t.name);
     bool found = false;
     for (size_t k = 0; k < gp->n_input; k++) found |= gp->input[k]->name && !strcmp(gp->input[k]->name, name);
+    if (found && check_plain(c, t.dtype, t.data, (int64_t)ir_shape_numel(&t.shape), spec, err, n)) {
+      imp_tensor_free(&t);
+      return -1;
+    }
     ir_ref r = found && t.dtype != IR_F16 ? ir_const(c->g, name, t.dtype, t.shape, t.data) : IR_NONE;
     imp_tensor_free(&t);
     if (!found) return ctx_fail(c, err, n, "--freeze %s: the graph has no input '%s'", spec, name);
@@ -371,9 +454,11 @@ static int add_inputs(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t 
       if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0) {
         s.d[k] = d->dim_value;
       } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param) {
-        if (dim_value(c, d->dim_param, &s.d[k]))
-          return ctx_fail(c, err, n, "graph input '%s': dimension %zu is symbolic ('%s'); give it a value with --dim %s=N",
-                          vi->name, k, d->dim_param, d->dim_param);
+        int given = dim_value(c, d->dim_param, &s.d[k]);
+        if (given < 0)
+          return ctx_fail(c, err, n, "--dim %s: the value must be a whole number >= 0", d->dim_param);
+        if (!given && (s.d[k] = ir_dim_sym(d->dim_param)) == IR_DIM_INVALID)
+          return ctx_fail(c, err, n, "graph input '%s': more than %d symbolic dimensions", vi->name, IR_MAX_SYMS);
       } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
         return ctx_fail(c, err, n, "graph input '%s': negative dimension %lld", vi->name, (long long)d->dim_value);
       } else {
@@ -399,17 +484,65 @@ static ir_ref fold(imp_ctx *c, ir_ref r) {
   return k;
 }
 
+/* A weight holding a symbolic value (a dimension read by Shape), or 0. */
+static int64_t sym_in_data(const ir_node *x) {
+  if (x->op != IR_ALLOCATE || x->origin != IR_ORIGIN_WEIGHT || x->dtype != IR_I64) return 0;
+  for (int64_t i = 0; i < ir_shape_numel(&x->shape); i++)
+    if (ir_dim_is_sym(((const int64_t *)x->data)[i])) return ((const int64_t *)x->data)[i];
+  return 0;
+}
+
+/* Refuses a symbolic input (shape, or values read from a shape) to an op
+ * whose lowering does not handle symbolic dimensions: one check for every
+ * op not marked IMP_SYM. */
+static int check_symbolic(imp_node *n) {
+  for (int i = 0; i < imp_nin(n); i++) {
+    if (!imp_has_in(n, i)) continue;
+    value *v = lookup(n->ctx, n->proto->input[i]);
+    if (!v) continue;
+    const ir_node *x = ir_node_get(n->g, v->ref);
+    char what[320], sh[200];
+    int64_t d = sym_in_data(x);
+    ir_shape_str(&x->shape, sh, sizeof sh);
+    if (!ir_shape_is_static(&x->shape)) {
+      snprintf(what, sizeof what, "input %d ('%s') has shape %s", i, n->proto->input[i], sh);
+      return imp_fail_sym(n, ir_shape_numel(&x->shape), what);
+    }
+    if (d) {
+      snprintf(what, sizeof what, "input %d ('%s') holds values that depend on a symbolic dimension", i, n->proto->input[i]);
+      return imp_fail_sym(n, d, what);
+    }
+  }
+  return 0;
+}
+
+/* The first symbol the node's inputs depend on, or -1 (for error hints). */
+static int node_symbol(imp_ctx *c, const Onnx__NodeProto *np) {
+  for (size_t i = 0; i < np->n_input; i++) {
+    value *v = np->input[i][0] ? lookup(c, np->input[i]) : NULL;
+    if (!v || v->ref < 0 || v->ref >= ir_graph_count(c->g)) continue;
+    const ir_node *x = ir_node_get(c->g, v->ref);
+    int k = ir_shape_first_sym(&x->shape);
+    if (k < 0) k = ir_dim_first_sym(sym_in_data(x));
+    if (k >= 0) return k;
+  }
+  return -1;
+}
+
 static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *err, size_t n) {
   const char *op = np->op_type ? np->op_type : "";
   const char *name = np->name && np->name[0] ? np->name : (np->n_output ? np->output[0] : "?");
   imp_node node = {c, c->g, np, opset};
   imp_lower_fn fn = NULL;
+  const imp_op_entry *e = NULL;
   if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx"))
     snprintf(c->nodeerr, sizeof c->nodeerr, "domain '%s' is not supported", np->domain), c->node_failed = true;
-  else if (!(fn = find_op(op)))
+  else if (!(e = find_op(op)))
     snprintf(c->nodeerr, sizeof c->nodeerr, "op '%s' is not supported", op), c->node_failed = true;
   else if (!np->n_output)
-    snprintf(c->nodeerr, sizeof c->nodeerr, "the node has no outputs"), c->node_failed = true, fn = NULL;
+    snprintf(c->nodeerr, sizeof c->nodeerr, "the node has no outputs"), c->node_failed = true;
+  else fn = e->lower;
+  if (fn && c->has_syms && !(e->flags & IMP_SYM) && check_symbolic(&node)) fn = NULL;
   char label[256];
   snprintf(label, sizeof label, "%s '%s'", op, name);
   ir_set_label(c->g, label);
@@ -435,7 +568,14 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
     uint64_t numel = 1;
     bool bad = false;
     for (int k = 0; k < x->shape.rank && !bad; k++) {
-      if (x->shape.d[k] < 0) {
+      int64_t d = x->shape.d[k];
+      if (ir_dim_is_sym(d)) { /* sizes are checked at run time, with the symbols' values */
+        char ds[128];
+        ir_dim_str(d, ds, sizeof ds);
+        if (!ir_dim_valid(d)) imp_fail(&node, "output '%s': its size overflows", np->output[i]), bad = true;
+        else if (ir_dim_cmp(c->g, d, 0) & IR_CMP_LT)
+          imp_fail(&node, "output '%s': dimension %d (%s) may be negative", np->output[i], k, ds), bad = true;
+      } else if (x->shape.d[k] < 0) {
         imp_fail(&node, "output '%s' has a negative dimension %lld", np->output[i], (long long)x->shape.d[k]);
         bad = true;
       } else if (x->shape.d[k] && numel > (UINT64_MAX / 16) / (uint64_t)x->shape.d[k]) {
@@ -453,9 +593,15 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
     }
     v->ref = fold(c, v->ref);
   }
-  if (c->node_failed || ir_failed(c->g))
-    return snprintf(err, n, "%s: node '%s' (%s, opset %d): %s", c->path, name, op, opset,
-                    c->node_failed ? c->nodeerr : ir_error(c->g)), -1;
+  if (c->node_failed || ir_failed(c->g)) {
+    const char *msg = c->node_failed ? c->nodeerr : ir_error(c->g);
+    int k = strstr(msg, "--dim") ? -1 : node_symbol(c, np);
+    char hint[200] = "";
+    if (k >= 0)
+      snprintf(hint, sizeof hint, " (the sizes depend on symbol '%s'; give it a value with --dim %s=N)",
+               ir_dim_sym_name(k), ir_dim_sym_name(k));
+    return snprintf(err, n, "%s: node '%s' (%s, opset %d): %s%s", c->path, name, op, opset, msg, hint), -1;
+  }
   return 0;
 }
 
@@ -525,6 +671,25 @@ static int read_file(const char *path, uint8_t **buf, size_t *len, char *err, si
   return 0;
 }
 
+/* Symbolic values the outputs need as data (a shape used as a tensor, a
+ * graph output that is a shape): their values exist only at run time, which
+ * the generated code does not compute. Refused, naming the node. */
+static int check_sym_data(imp_ctx *c, char *err, size_t n) {
+  char *live = ir_live_nodes(c->g);
+  int rc = 0;
+  for (int r = 0; r < ir_graph_count(c->g) && !rc; r++) {
+    int64_t d = live[r] ? sym_in_data(ir_node_get(c->g, r)) : 0;
+    if (!d) continue;
+    const char *label = ir_node_get(c->g, r)->label, *s = ir_dim_sym_name(ir_dim_first_sym(d));
+    rc = ctx_fail(c, err, n,
+                  "%s: a value computed from symbolic dimension '%s' is used as data at run time, which is not "
+                  "supported; give it a value with --dim %s=N",
+                  label ? label : "a constant", s, s);
+  }
+  free(live);
+  return rc;
+}
+
 static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t n) {
   if (!m->graph) return ctx_fail(c, err, n, "the model has no graph");
   int64_t version = -1;
@@ -537,6 +702,7 @@ static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t
   if (version > 18) return ctx_fail(c, err, n, "opset %lld is newer than supported (up to 18)", (long long)version);
   int opset = (int)version;
   const Onnx__GraphProto *gp = m->graph;
+  c->has_syms = model_has_syms(c, gp);
   for (size_t i = 0; i < gp->n_initializer; i++) {
     char e[512];
     ir_ref r = imp_tensor_const(c, gp->initializer[i], e, sizeof e);
@@ -563,7 +729,7 @@ static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t
     ir_mark_output(c->g, v->ref, name);
   }
   if (!gp->n_output) return ctx_fail(c, err, n, "the graph has no outputs");
-  return 0;
+  return c->has_syms ? check_sym_data(c, err, n) : 0;
 }
 
 int imp_model_op_types(const char *path, char *out, size_t outlen, char *err, size_t errlen) {

@@ -140,8 +140,8 @@ static int lower_gather_nd(imp_node *n) {
 }
 
 const imp_op_entry imp_ops_gather[] = {
-    {"GatherND", lower_gather_nd},
-    {"Gather", lower_gather},
-    {"GatherElements", lower_gather_elements},
-    {NULL, NULL},
+    {"GatherND", lower_gather_nd, 0},
+    {"Gather", lower_gather, IMP_SYM},
+    {"GatherElements", lower_gather_elements, 0},
+    {NULL, NULL, 0},
 };

@@ -88,15 +88,15 @@ static int lower_where(imp_node *n) {
 }
 
 const imp_op_entry imp_ops_logic[] = {
-    {"Equal", lower_equal},
-    {"Less", lower_less},
-    {"Greater", lower_greater},
-    {"LessOrEqual", lower_less_equal},
-    {"GreaterOrEqual", lower_greater_equal},
-    {"Not", lower_not},
-    {"And", lower_and},
-    {"Or", lower_or},
-    {"Xor", lower_xor},
-    {"Where", lower_where},
-    {NULL, NULL},
+    {"Equal", lower_equal, IMP_SYM},
+    {"Less", lower_less, IMP_SYM},
+    {"Greater", lower_greater, IMP_SYM},
+    {"LessOrEqual", lower_less_equal, IMP_SYM},
+    {"GreaterOrEqual", lower_greater_equal, IMP_SYM},
+    {"Not", lower_not, IMP_SYM},
+    {"And", lower_and, IMP_SYM},
+    {"Or", lower_or, IMP_SYM},
+    {"Xor", lower_xor, IMP_SYM},
+    {"Where", lower_where, IMP_SYM},
+    {NULL, NULL, 0},
 };

@@ -116,7 +116,7 @@ static int lower_sce(imp_node *n) {
 }
 
 const imp_op_entry imp_ops_loss[] = {
-    {"NegativeLogLikelihoodLoss", lower_nll},
-    {"SoftmaxCrossEntropyLoss", lower_sce},
-    {NULL, NULL},
+    {"NegativeLogLikelihoodLoss", lower_nll, 0},
+    {"SoftmaxCrossEntropyLoss", lower_sce, 0},
+    {NULL, NULL, 0},
 };

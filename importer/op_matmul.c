@@ -74,8 +74,8 @@ static int lower_matmul_integer(imp_node *n) {
 }
 
 const imp_op_entry imp_ops_matmul[] = {
-    {"MatMul", lower_matmul},
-    {"Gemm", lower_gemm},
-    {"MatMulInteger", lower_matmul_integer},
-    {NULL, NULL},
+    {"MatMul", lower_matmul, IMP_SYM},
+    {"Gemm", lower_gemm, IMP_SYM},
+    {"MatMulInteger", lower_matmul_integer, IMP_SYM},
+    {NULL, NULL, 0},
 };

@@ -62,19 +62,41 @@ static int64_t range_count_int(int64_t start, int64_t limit, int64_t delta) {
   return q > 0 ? q : 0;
 }
 
-/* Range: start + delta * iota over the statically known element count. */
+/* The element count of an integer Range whose start or limit is symbolic
+ * (Range(0, seq) of a raw export): delta must be +-1, so the count is exact. */
+static int range_count_sym(imp_node *n, const int64_t *v, int64_t *cnt) {
+  if (v[2] != 1 && v[2] != -1) return imp_fail_sym(n, ir_dim_is_sym(v[1]) ? v[1] : v[0], "Range with a delta other than 1 or -1");
+  int64_t c = v[2] > 0 ? ir_dim_sub(v[1], v[0]) : ir_dim_sub(v[0], v[1]);
+  unsigned k = ir_dim_cmp(n->g, c, 0);
+  if (!(k & IR_CMP_GT)) c = 0;
+  else if ((k & IR_CMP_LT) && ir_assume_nonneg(n->g, c, NULL)) return -1;
+  *cnt = c;
+  return 0;
+}
+
+/* Range: start + delta * iota over the element count (symbolic when start
+ * or limit is). */
 static int lower_range(imp_node *n) {
   ir_ref s0 = imp_req(n, 0);
   if (s0 == IR_NONE || !input_dtype_ok(n, s0)) return -1;
   ir_dtype t = imp_dtype(n, s0);
   double f[3];
   int64_t v[3];
-  for (int i = 0; i < 3; i++)
-    if (imp_const_floats(n, i, &f[i], 1) != 1 || imp_const_ints(n, i, &v[i], 1) != 1)
+  bool sym = false;
+  for (int i = 0; i < 3; i++) {
+    if (imp_const_dims(n, i, &v[i], 1) != 1) return ir_failed(n->g) ? -1 : imp_fail(n, "input %d must be a scalar", i);
+    sym |= ir_dim_is_sym(v[i]) && imp_has_syms(n);
+    if (!sym && imp_const_floats(n, i, &f[i], 1) != 1)
       return ir_failed(n->g) ? -1 : imp_fail(n, "input %d must be a scalar", i);
-  if (f[2] == 0) return imp_fail(n, "delta must not be zero");
-  int64_t cnt;
-  if (ir_dtype_is_float(t)) {
+  }
+  if (sym && (ir_dtype_is_float(t) || ir_dim_is_sym(v[2])))
+    return imp_fail_sym(n, ir_dim_is_sym(v[2]) ? v[2] : v[1], "Range of symbolic floats or with a symbolic delta");
+  if (!sym && f[2] == 0) return imp_fail(n, "delta must not be zero");
+  int64_t cnt = 0;
+  if (sym) {
+    if (range_count_sym(n, v, &cnt)) return -1;
+    f[0] = f[2] = 0;
+  } else if (ir_dtype_is_float(t)) {
     double c = ceil((f[1] - f[0]) / f[2]);
     if (c != c || c > 1e15) return imp_fail(n, "the number of elements is not finite or too large");
     cnt = c > 0 ? (int64_t)c : 0;
@@ -154,7 +176,7 @@ static int lower_constant(imp_node *n) {
  * default) broadcast to the shape given by the constant input. */
 static int lower_constant_of_shape(imp_node *n) {
   int64_t dims[IR_MAX_RANK];
-  int rank = imp_const_ints(n, 0, dims, IR_MAX_RANK);
+  int rank = imp_const_dims(n, 0, dims, IR_MAX_RANK);
   if (rank < 0) return -1;
   ir_shape s = ir_shape_make(rank, dims);
   if (!imp_has_attr(n, "value")) return imp_set_out(n, 0, ir_load(n->g, IR_F32, s, 0));
@@ -237,16 +259,16 @@ static int lower_size(imp_node *n) {
 }
 
 const imp_op_entry imp_ops_misc[] = {
-    {"Cast", lower_cast},
-    {"CastLike", lower_cast_like},
-    {"Range", lower_range},
-    {"Identity", lower_identity},
-    {"Dropout", lower_dropout},
-    {"Constant", lower_constant},
-    {"ConstantOfShape", lower_constant_of_shape},
-    {"EyeLike", lower_eye_like},
-    {"OneHot", lower_one_hot},
-    {"Shape", lower_shape},
-    {"Size", lower_size},
-    {NULL, NULL},
+    {"Cast", lower_cast, IMP_SYM},
+    {"CastLike", lower_cast_like, IMP_SYM},
+    {"Range", lower_range, IMP_SYM},
+    {"Identity", lower_identity, IMP_SYM},
+    {"Dropout", lower_dropout, IMP_SYM},
+    {"Constant", lower_constant, IMP_SYM},
+    {"ConstantOfShape", lower_constant_of_shape, IMP_SYM},
+    {"EyeLike", lower_eye_like, IMP_SYM},
+    {"OneHot", lower_one_hot, 0},
+    {"Shape", lower_shape, IMP_SYM},
+    {"Size", lower_size, IMP_SYM},
+    {NULL, NULL, 0},
 };

@@ -299,10 +299,10 @@ static int lower_globalmaxpool(imp_node *n) {
 }
 
 const imp_op_entry imp_ops_nn[] = {
-    {"Conv", lower_conv},
-    {"MaxPool", lower_maxpool},
-    {"AveragePool", lower_averagepool},
-    {"GlobalAveragePool", lower_globalaveragepool},
-    {"GlobalMaxPool", lower_globalmaxpool},
-    {NULL, NULL},
+    {"Conv", lower_conv, 0},
+    {"MaxPool", lower_maxpool, 0},
+    {"AveragePool", lower_averagepool, 0},
+    {"GlobalAveragePool", lower_globalaveragepool, 0},
+    {"GlobalMaxPool", lower_globalmaxpool, 0},
+    {NULL, NULL, 0},
 };

@@ -161,10 +161,10 @@ static int lower_lp_norm(imp_node *n) {
 }
 
 const imp_op_entry imp_ops_norm[] = {
-    {"LayerNormalization", lower_layer_norm},
-    {"BatchNormalization", lower_batch_norm},
-    {"InstanceNormalization", lower_instance_norm},
-    {"MeanVarianceNormalization", lower_mvn},
-    {"LpNormalization", lower_lp_norm},
-    {NULL, NULL},
+    {"LayerNormalization", lower_layer_norm, IMP_SYM},
+    {"BatchNormalization", lower_batch_norm, IMP_SYM},
+    {"InstanceNormalization", lower_instance_norm, IMP_SYM},
+    {"MeanVarianceNormalization", lower_mvn, IMP_SYM},
+    {"LpNormalization", lower_lp_norm, IMP_SYM},
+    {NULL, NULL, 0},
 };

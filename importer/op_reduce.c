@@ -227,7 +227,7 @@ static int lower_softmax_family(imp_node *n, softmax_kind k) {
   if (axis < 0) return -1;
   if (!old) return imp_set_out(n, 0, softmax_along(n, k, x, axis));
   int64_t d[2] = {1, 1};
-  for (int i = 0; i < s.rank; i++) d[i >= axis] *= s.d[i];
+  for (int i = 0; i < s.rank; i++) d[i >= axis] = ir_dim_mul(d[i >= axis], s.d[i]);
   ir_ref flat = ir_view_reshape(n->g, x, ir_shape_make(2, d));
   return imp_set_out(n, 0, ir_view_reshape(n->g, softmax_along(n, k, flat, 1), s));
 }
@@ -288,21 +288,21 @@ static int lower_cumsum(imp_node *n) {
 }
 
 const imp_op_entry imp_ops_reduce[] = {
-    {"ReduceSum", lower_reduce_sum},
-    {"ReduceMean", lower_reduce_mean},
-    {"ReduceMax", lower_reduce_max},
-    {"ReduceMin", lower_reduce_min},
-    {"ReduceProd", lower_reduce_prod},
-    {"ReduceSumSquare", lower_reduce_sum_square},
-    {"ReduceL1", lower_reduce_l1},
-    {"ReduceL2", lower_reduce_l2},
-    {"ReduceLogSum", lower_reduce_log_sum},
-    {"ReduceLogSumExp", lower_reduce_log_sum_exp},
-    {"Softmax", lower_softmax},
-    {"LogSoftmax", lower_log_softmax},
-    {"Hardmax", lower_hardmax},
-    {"ArgMax", lower_argmax},
-    {"ArgMin", lower_argmin},
-    {"CumSum", lower_cumsum},
-    {NULL, NULL},
+    {"ReduceSum", lower_reduce_sum, IMP_SYM},
+    {"ReduceMean", lower_reduce_mean, IMP_SYM},
+    {"ReduceMax", lower_reduce_max, IMP_SYM},
+    {"ReduceMin", lower_reduce_min, IMP_SYM},
+    {"ReduceProd", lower_reduce_prod, IMP_SYM},
+    {"ReduceSumSquare", lower_reduce_sum_square, IMP_SYM},
+    {"ReduceL1", lower_reduce_l1, IMP_SYM},
+    {"ReduceL2", lower_reduce_l2, IMP_SYM},
+    {"ReduceLogSum", lower_reduce_log_sum, IMP_SYM},
+    {"ReduceLogSumExp", lower_reduce_log_sum_exp, IMP_SYM},
+    {"Softmax", lower_softmax, IMP_SYM},
+    {"LogSoftmax", lower_log_softmax, IMP_SYM},
+    {"Hardmax", lower_hardmax, IMP_SYM},
+    {"ArgMax", lower_argmax, IMP_SYM},
+    {"ArgMin", lower_argmin, IMP_SYM},
+    {"CumSum", lower_cumsum, 0},
+    {NULL, NULL, 0},
 };

@@ -14,16 +14,24 @@ static ir_shape shape_of(imp_node *n, ir_ref r) {
 
 /* Integer values either from input `i` (when `from_input`) or from the
  * attribute `name`; returns the count, -1 when absent (no error) or -2 on
- * error. */
-static int ints_arg(imp_node *n, bool from_input, int i, const char *name, int64_t *out, int max) {
+ * error. ints_arg_dims accepts symbolic values (sizes, slice bounds). */
+static int ints_arg_any(imp_node *n, bool from_input, int i, const char *name, int64_t *out, int max, bool dims) {
   if (from_input) {
     if (!imp_has_in(n, i)) return -1;
-    int c = imp_const_ints(n, i, out, max);
+    int c = dims ? imp_const_dims(n, i, out, max) : imp_const_ints(n, i, out, max);
     return c < 0 ? -2 : c;
   }
   if (!imp_has_attr(n, name)) return -1;
   int c = imp_attr_ints(n, name, out, max);
   return c < 0 ? -2 : c;
+}
+
+static int ints_arg(imp_node *n, bool from_input, int i, const char *name, int64_t *out, int max) {
+  return ints_arg_any(n, from_input, i, name, out, max, false);
+}
+
+static int ints_arg_dims(imp_node *n, bool from_input, int i, const char *name, int64_t *out, int max) {
+  return ints_arg_any(n, from_input, i, name, out, max, true);
 }
 
 /* Normalises `cnt` axes against `rank` into a bitmask; false on error or a
@@ -53,7 +61,7 @@ static ir_ref concat(imp_node *n, const ir_ref *parts, int cnt, int axis) {
   ir_graph *g = n->g;
   if (cnt <= 0) return imp_fail(n, "nothing to concatenate"), IR_NONE;
   ir_shape out = shape_of(n, parts[0]);
-  int64_t total = 0;
+  int64_t total = 0; /* may be symbolic (a KV cache: past + 1) */
   for (int i = 0; i < cnt; i++) {
     ir_shape s = shape_of(n, parts[i]);
     if (s.rank != out.rank) return imp_fail(n, "concatenated inputs have different ranks"), IR_NONE;
@@ -62,7 +70,7 @@ static ir_ref concat(imp_node *n, const ir_ref *parts, int cnt, int axis) {
         return imp_fail(n, "concatenated inputs differ on axis %d", k), IR_NONE;
     if (imp_dtype(n, parts[i]) != imp_dtype(n, parts[0]))
       return imp_fail(n, "concatenated inputs have different dtypes"), IR_NONE;
-    total += s.d[axis];
+    total = ir_dim_add(total, s.d[axis]);
   }
   out.d[axis] = total;
   if (ir_shape_numel(&out) == 0) return ir_load(g, imp_dtype(n, parts[0]), out, 0);
@@ -73,9 +81,9 @@ static ir_ref concat(imp_node *n, const ir_ref *parts, int cnt, int axis) {
     if (d == 0) continue;
     int64_t before[IR_MAX_RANK] = {0}, after[IR_MAX_RANK] = {0};
     before[axis] = at;
-    after[axis] = total - at - d;
+    after[axis] = ir_dim_sub(ir_dim_sub(total, at), d);
     acc = combine(g, acc, ir_view_pad(g, parts[i], before, after, 0));
-    at += d;
+    at = ir_dim_add(at, d);
   }
   return acc;
 }
@@ -96,7 +104,7 @@ static int lower_reshape(imp_node *n) {
   ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   int64_t sh[IR_MAX_RANK];
-  int cnt = ints_arg(n, n->opset >= 5, 1, "shape", sh, IR_MAX_RANK);
+  int cnt = ints_arg_dims(n, n->opset >= 5, 1, "shape", sh, IR_MAX_RANK);
   if (cnt == -1) return imp_fail(n, "the target shape is missing");
   if (cnt < 0) return -1;
   bool allowzero = imp_attr_i(n, "allowzero", 0) != 0;
@@ -114,15 +122,21 @@ static int lower_reshape(imp_node *n) {
       infer = i;
       continue;
     }
-    if (d < 0) return imp_fail(n, "invalid target dimension %lld", (long long)d);
-    if (d && known > INT64_MAX / d) return imp_fail(n, "the target shape's size overflows");
+    if (!ir_dim_is_sym(d) && d < 0) return imp_fail(n, "invalid target dimension %lld", (long long)d);
+    if (ir_dim_is_sym(d) || ir_dim_is_sym(known)) known = ir_dim_mul(known, d);
+    else if (d && known > INT64_MAX / d) return imp_fail(n, "the target shape's size overflows");
+    else known *= d;
     o.d[i] = d;
-    known *= d;
   }
   if (infer >= 0) {
-    int64_t total = ir_shape_numel(&s);
-    if (known == 0 || total % known) return imp_fail(n, "cannot infer the -1 dimension");
-    o.d[infer] = total / known;
+    int64_t total = ir_shape_numel(&s), q;
+    if (known == 0 || !ir_dim_div_exact(total, known, &q)) {
+      char a[96], b[96];
+      ir_dim_str(total, a, sizeof a);
+      ir_dim_str(known, b, sizeof b);
+      return imp_fail(n, "cannot infer the -1 dimension (%s elements, %s in the other dimensions)", a, b);
+    }
+    o.d[infer] = q;
   }
   return imp_set_out(n, 0, ir_view_reshape(n->g, x, o));
 }
@@ -167,6 +181,8 @@ static int lower_squeeze(imp_node *n) {
   ir_shape s = shape_of(n, x);
   uint32_t mask = 0;
   if (cnt < 0) {
+    /* which axes are 1 must be known now: a symbol may be 1 at run time */
+    if (ir_shape_first_sym(&s) >= 0) return imp_fail_sym(n, ir_shape_numel(&s), "Squeeze without axes");
     for (int i = 0; i < s.rank; i++)
       if (s.d[i] == 1) mask |= 1u << i;
   } else if (!axes_mask(n, ax, cnt, s.rank, &mask)) {
@@ -207,14 +223,51 @@ static void clamp_slice(int64_t d, int64_t s, int64_t e, int64_t step, int64_t *
   *start = *len ? s : 0;
 }
 
+/* Is a < b? 1 or 0 when the graph can tell; otherwise `assume` is taken as
+ * the answer and recorded as an assumption the generated code checks at
+ * run time (-1 on error). The assumed answer is always the one where the
+ * bound is in range, e.g. an end `seq` on an axis of 64 is not clamped
+ * when seq <= 64. */
+static int lt_or_assume(imp_node *n, int64_t a, int64_t b, bool assume) {
+  unsigned c = ir_dim_cmp(n->g, a, b);
+  if (c == IR_CMP_LT) return 1;
+  if (!(c & IR_CMP_LT)) return 0;
+  ir_assume_nonneg(n->g, assume ? ir_dim_sub(ir_dim_sub(b, a), 1) : ir_dim_sub(a, b), NULL);
+  return ir_failed(n->g) ? -1 : assume;
+}
+
+/* clamp_slice when the axis size or a bound is symbolic (step +-1). */
+static int clamp_slice_sym(imp_node *n, int64_t d, int64_t s, int64_t e, int64_t step, int64_t *start, int64_t *len) {
+  int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? d : ir_dim_sub(d, 1);
+  int64_t *v[2] = {&s, &e};
+  if (step != 1 && step != -1)
+    return imp_fail(n, "a slice with step %lld over a symbolic extent is not supported", (long long)step);
+  for (int k = 0; k < 2; k++) {
+    int neg = lt_or_assume(n, *v[k], 0, false);
+    int under = neg == 1 ? lt_or_assume(n, *v[k], ir_dim_neg(d), false) : 0;
+    if (neg < 0 || under < 0) return -1;
+    if (neg) *v[k] = under ? -1 : ir_dim_add(*v[k], d);
+    int below = lt_or_assume(n, *v[k], lo, false), above = below ? 0 : lt_or_assume(n, hi, *v[k], false);
+    if (below < 0 || above < 0) return -1;
+    *v[k] = below ? lo : above ? hi : *v[k];
+  }
+  int64_t diff = step > 0 ? ir_dim_sub(e, s) : ir_dim_sub(s, e);
+  unsigned c = ir_dim_cmp(n->g, diff, 0);
+  if (!(c & IR_CMP_GT)) diff = 0; /* empty */
+  else if ((c & IR_CMP_LT) && ir_assume_nonneg(n->g, diff, NULL)) return -1;
+  *len = diff;
+  *start = diff ? s : 0;
+  return 0;
+}
+
 static int lower_slice(imp_node *n) {
   ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   bool inputs = n->opset >= 10;
   ir_shape s = shape_of(n, x);
   int64_t starts[IR_MAX_RANK], ends[IR_MAX_RANK], axes[IR_MAX_RANK], steps[IR_MAX_RANK];
-  int ns = ints_arg(n, inputs, 1, "starts", starts, IR_MAX_RANK);
-  int ne = ints_arg(n, inputs, 2, "ends", ends, IR_MAX_RANK);
+  int ns = ints_arg_dims(n, inputs, 1, "starts", starts, IR_MAX_RANK);
+  int ne = ints_arg_dims(n, inputs, 2, "ends", ends, IR_MAX_RANK);
   if (ns == -2 || ne == -2) return -1;
   if (ns < 0 || ne < 0) return imp_fail(n, "starts and ends are required");
   if (ns != ne) return imp_fail(n, "starts and ends differ in length");
@@ -237,7 +290,10 @@ static int lower_slice(imp_node *n) {
     seen |= 1u << a;
     if (steps[i] == 0) return imp_fail(n, "step 0 on axis %d", a);
     sp[a] = steps[i];
-    clamp_slice(s.d[a], starts[i], ends[i], steps[i], &st[a], &ln[a]);
+    if (!ir_dim_is_sym(s.d[a]) && !ir_dim_is_sym(starts[i]) && !ir_dim_is_sym(ends[i]))
+      clamp_slice(s.d[a], starts[i], ends[i], steps[i], &st[a], &ln[a]);
+    else if (clamp_slice_sym(n, s.d[a], starts[i], ends[i], steps[i], &st[a], &ln[a]))
+      return -1;
   }
   return imp_set_out(n, 0, ir_view_slice(n->g, x, st, sp, ln));
 }
@@ -290,7 +346,7 @@ static int lower_expand(imp_node *n) {
   ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   int64_t sh[IR_MAX_RANK];
-  int cnt = imp_const_ints(n, 1, sh, IR_MAX_RANK);
+  int cnt = imp_const_dims(n, 1, sh, IR_MAX_RANK);
   if (cnt < 0) return -1;
   ir_shape t = ir_shape_make(cnt, sh), s = shape_of(n, x), o;
   if (!ir_shape_broadcast(&s, &t, &o)) return imp_fail(n, "shapes do not broadcast");
@@ -470,14 +526,14 @@ static int lower_flatten(imp_node *n) {
   if (axis < -s.rank || axis > s.rank) return imp_fail(n, "axis %lld out of range", (long long)axis);
   if (axis < 0) axis += s.rank;
   ir_shape o = {.rank = 2, .d = {1, 1}};
-  for (int i = 0; i < s.rank; i++) o.d[i < axis ? 0 : 1] *= s.d[i];
+  for (int i = 0; i < s.rank; i++) o.d[i < axis ? 0 : 1] = ir_dim_mul(o.d[i < axis ? 0 : 1], s.d[i]);
   return imp_set_out(n, 0, ir_view_reshape(n->g, x, o));
 }
 
 const imp_op_entry imp_ops_shape[] = {
-    {"Reshape", lower_reshape}, {"Transpose", lower_transpose}, {"Unsqueeze", lower_unsqueeze},
-    {"Squeeze", lower_squeeze}, {"Concat", lower_concat},       {"Slice", lower_slice},
-    {"Split", lower_split},     {"Expand", lower_expand},       {"Tile", lower_tile},
-    {"Pad", lower_pad},         {"Trilu", lower_trilu},         {"Flatten", lower_flatten},
-    {NULL, NULL},
+    {"Reshape", lower_reshape, IMP_SYM}, {"Transpose", lower_transpose, IMP_SYM}, {"Unsqueeze", lower_unsqueeze, IMP_SYM},
+    {"Squeeze", lower_squeeze, IMP_SYM}, {"Concat", lower_concat, IMP_SYM},       {"Slice", lower_slice, IMP_SYM},
+    {"Split", lower_split, 0},     {"Expand", lower_expand, IMP_SYM},       {"Tile", lower_tile, 0},
+    {"Pad", lower_pad, 0},         {"Trilu", lower_trilu, IMP_SYM},         {"Flatten", lower_flatten, IMP_SYM},
+    {NULL, NULL, 0},
 };

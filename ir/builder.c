@@ -91,7 +91,11 @@ ir_ref ir_squeeze_axes(ir_graph *g, ir_ref a, uint32_t axes) {
   ir_shape s = g->nodes[a].shape, o = {0};
   for (int i = 0; i < s.rank; i++)
     if (!(axes & (1u << i))) o.d[o.rank++] = s.d[i];
-    else if (s.d[i] != 1) return ir_fail(g, "cannot squeeze axis %d of size %lld", i, (long long)s.d[i]), IR_NONE;
+    else if (s.d[i] != 1) {
+      char d[96];
+      ir_dim_str(s.d[i], d, sizeof d);
+      return ir_fail(g, "cannot squeeze axis %d of size %s", i, d), IR_NONE;
+    }
   return ir_view_reshape(g, a, o);
 }
 
@@ -124,8 +128,14 @@ ir_ref ir_mean(ir_graph *g, ir_ref a, uint32_t axes, bool keepdims) {
   const ir_shape *s = &g->nodes[a].shape;
   int64_t n = 1;
   for (int i = 0; i < s->rank; i++)
-    if (axes & (1u << i)) n *= s->d[i];
+    if (axes & (1u << i)) n = ir_dim_mul(n, s->d[i]);
   ir_ref sum = ir_sum(g, a, axes, keepdims);
+  if (ir_dim_is_sym(n)) {
+    /* the count is known at run time: a symbolic LOAD, cast and inverted */
+    ir_ref cnt = ir_load_int(g, IR_I64, ir_shape_make(0, NULL), n);
+    if (!ir_dtype_is_float(dt(g, a))) return ir_binary(g, IR_IDIV, sum, ir_cast(g, cnt, dt(g, a)));
+    return ir_binary(g, IR_MUL, sum, ir_unary(g, IR_RECIP, ir_cast(g, cnt, dt(g, a))));
+  }
   if (ir_dtype_is_float(dt(g, a))) return ir_binary(g, IR_MUL, sum, k(g, a, 1.0 / (double)n));
   return ir_binary(g, IR_IDIV, sum, k(g, a, (double)n));
 }
@@ -139,10 +149,12 @@ ir_ref ir_matmul(ir_graph *g, ir_ref a, ir_ref b) {
   if (rb == 1) b = ir_view_unsqueeze(g, b, 1), rb = 2;
   if (!ir_refs_ok(g, 2, (ir_ref[]){a, b})) return IR_NONE;
   int64_t K = g->nodes[a].shape.d[ra - 1];
-  if (g->nodes[b].shape.d[rb - 2] != K)
-    return ir_fail(g, "matmul inner dimensions differ (%lld vs %lld)", (long long)K,
-                   (long long)g->nodes[b].shape.d[rb - 2]),
-           IR_NONE;
+  if (g->nodes[b].shape.d[rb - 2] != K) {
+    char x[96], y[96];
+    ir_dim_str(K, x, sizeof x);
+    ir_dim_str(g->nodes[b].shape.d[rb - 2], y, sizeof y);
+    return ir_fail(g, "matmul inner dimensions differ (%s vs %s)", x, y), IR_NONE;
+  }
   /* a[..., M, 1, K] * b^T[..., 1, N, K], summed over K */
   int perm[IR_MAX_RANK];
   for (int i = 0; i < rb; i++) perm[i] = i;

@@ -4,6 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A dimension as its value or polynomial, after `sep`. */
+static void pd(FILE *f, const char *sep, int64_t d) {
+  char s[128];
+  ir_dim_str(d, s, sizeof s);
+  fprintf(f, "%s%s", sep, s);
+}
+
 static void dump_node(const ir_graph *g, ir_ref r, FILE *f) {
   const ir_node *n = &g->nodes[r];
   char sh[256];
@@ -17,24 +24,28 @@ static void dump_node(const ir_graph *g, ir_ref r, FILE *f) {
     break;
   case IR_LOAD:
     if (ir_dtype_is_float(n->dtype)) fprintf(f, " value=%.9g", n->fval);
+    else if (n->sym_value) pd(f, " value=", n->ival);
     else fprintf(f, " value=%lld", (long long)n->ival);
     break;
   case IR_INDEX_COMPONENTS:
-    fprintf(f, " base=%lld coef=(", (long long)n->base);
-    for (int i = 0; i < n->shape.rank; i++) fprintf(f, "%s%lld", i ? "," : "", (long long)n->coef[i]);
+    pd(f, " base=", n->base);
+    fprintf(f, " coef=(");
+    for (int i = 0; i < n->shape.rank; i++) pd(f, i ? "," : "", n->coef[i]);
     fprintf(f, ")");
     break;
   case IR_VIEW:
-    fprintf(f, " offset=%lld strides=(", (long long)n->view.offset);
-    for (int i = 0; i < n->shape.rank; i++) fprintf(f, "%s%lld", i ? "," : "", (long long)n->view.stride[i]);
+    pd(f, " offset=", n->view.offset);
+    fprintf(f, " strides=(");
+    for (int i = 0; i < n->shape.rank; i++) pd(f, i ? "," : "", n->view.stride[i]);
     fprintf(f, ")");
-    if (n->view.gather)
-      fprintf(f, " gather(stride=%lld, bound=%lld, %s)", (long long)n->view.gstride, (long long)n->view.gbound,
-              n->view.gstrict ? "strict" : "else 0");
+    if (n->view.gather) {
+      pd(f, " gather(stride=", n->view.gstride);
+      pd(f, ", bound=", n->view.gbound);
+      fprintf(f, ", %s)", n->view.gstrict ? "strict" : "else 0");
+    }
     if (n->view.masked) {
       fprintf(f, " valid=(");
-      for (int i = 0; i < n->shape.rank; i++)
-        fprintf(f, "%s%lld:%lld", i ? "," : "", (long long)n->view.lo[i], (long long)n->view.hi[i]);
+      for (int i = 0; i < n->shape.rank; i++) pd(f, i ? "," : "", n->view.lo[i]), pd(f, ":", n->view.hi[i]);
       fprintf(f, ") pad=%g", n->view.pad_value);
     }
     break;
@@ -62,6 +73,16 @@ void ir_dump(const ir_graph *g, void *file) {
     if (live[r]) dump_node(g, r, f);
   for (int i = 0; i < g->noutputs; i++)
     fprintf(f, "output '%s' = %%%d\n", g->output_names[i], g->outputs[i]);
+  for (int i = 0; i < g->nsyms; i++) {
+    int k = g->syms[i];
+    fprintf(f, "symbol '%s' >= %lld", ir_dim_sym_name(k), (long long)g->sym_lo[k]);
+    fprintf(f, ", <= %lld", (long long)g->sym_hi[k]);
+    fputc('\n', f);
+  }
+  for (int i = 0; i < g->nassume; i++) {
+    pd(f, "assume ", g->assume[i].p);
+    fprintf(f, " >= 0  ; %s\n", g->assume[i].why ? g->assume[i].why : "");
+  }
   free(live);
 }
 

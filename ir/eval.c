@@ -141,11 +141,70 @@ static int64_t op_i(ir_op op, int64_t a, int64_t b) {
 
 typedef struct {
   ir_graph *g;
+  bool sym; /* the graph has symbols: int64 values may be symbolic dimensions */
   void **memo;
   size_t used;   /* bytes allocated for memo */
   ir_ref *touched; /* the memo entries set, to free and clear them */
   size_t ntouched, cap;
 } evalctx;
+
+/* Integer op `op` on values that may be symbolic dimensions (tags). Shape
+ * arithmetic of exports (Shape -> Gather -> Mul -> Concat, Equal(shape, -1))
+ * reaches here with tags: +, -, *, exact division and the comparisons the
+ * graph can decide are computed symbolically; anything else is an error,
+ * never a guess. A plain result that falls in the tag range is refused, so
+ * that a model cannot forge a symbol. */
+static int iop(evalctx *c, ir_op op, int64_t a, int64_t b, int64_t *out) {
+  if (!c->sym || (!ir_dim_is_sym(a) && !ir_dim_is_sym(b))) {
+    *out = op == IR_LT ? a < b : op == IR_NEQ ? a != b : op_i(op, a, b);
+    if (c->sym && ir_dim_is_sym(*out))
+      return ir_fail(c->g, "an integer result (%lld) falls in the range reserved for symbolic dimensions",
+                     (long long)*out);
+    return 0;
+  }
+  char x[96], y[96];
+  ir_dim_str(a, x, sizeof x);
+  ir_dim_str(b, y, sizeof y);
+  unsigned k = op == IR_MAX || op == IR_LT || op == IR_NEQ ? ir_dim_cmp(c->g, a, b) : 0;
+  int64_t r = 0;
+  switch (op) {
+  case IR_NEG: r = ir_dim_neg(a); break;
+  case IR_ADD: r = ir_dim_add(a, b); break;
+  case IR_MUL: r = ir_dim_mul(a, b); break;
+  case IR_IDIV:
+    if (!ir_dim_div_exact(a, b, &r)) return ir_fail(c->g, "cannot divide %s by %s exactly", x, y);
+    break;
+  case IR_MOD:
+    if (ir_dim_is_sym(b) || !ir_dim_div_exact(a, b, &r)) return ir_fail(c->g, "cannot compute %s mod %s", x, y);
+    r = 0;
+    break;
+  case IR_MAX:
+    if (!(k & IR_CMP_LT)) r = a;
+    else if (!(k & IR_CMP_GT)) r = b;
+    else return ir_fail(c->g, "cannot decide max(%s, %s)", x, y);
+    break;
+  case IR_LT:
+    if (k == IR_CMP_LT || !(k & IR_CMP_LT)) r = k == IR_CMP_LT;
+    else return ir_fail(c->g, "cannot decide whether %s < %s", x, y);
+    break;
+  case IR_NEQ:
+    if (k == IR_CMP_EQ || !(k & IR_CMP_EQ)) r = k != IR_CMP_EQ;
+    else return ir_fail(c->g, "cannot decide whether %s == %s", x, y);
+    break;
+  default: return ir_fail(c->g, "%s of a symbolic dimension (%s) is not supported", ir_op_name(op), x);
+  }
+  if (!ir_dim_valid(r)) return ir_fail(c->g, "symbolic arithmetic overflows");
+  *out = r;
+  return 0;
+}
+
+/* A symbolic value may only stay int64 (a cast elsewhere would lose it). */
+static int check_cast(evalctx *c, ir_dtype from, ir_dtype to, const void *src, int64_t i) {
+  if (!c->sym || from != IR_I64 || to == IR_I64 || !ir_dim_is_sym(ir_elem_i(from, src, i))) return 0;
+  char x[96];
+  ir_dim_str(ir_elem_i(from, src, i), x, sizeof x);
+  return ir_fail(c->g, "the symbolic value %s cannot be converted to %s", x, ir_dtype_name(to));
+}
 
 /* The value of an already evaluated node (a constant's own data). */
 static const void *value_of(evalctx *c, ir_ref r) {
@@ -172,8 +231,10 @@ static int eval_compute(evalctx *c, const ir_node *n, void *out) {
       unflatten(&x->shape, i, idx);
       int64_t o = 0;
       for (int k = 0; k < n->shape.rank; k++) o = o * n->shape.d[k] + (n->shape.d[k] == 1 ? 0 : idx[k]);
+      int64_t r;
       if (fl) ir_elem_set_f(n->dtype, out, o, op_f(n->op, ir_elem_f(n->dtype, out, o), ir_elem_f(st, s[0], i)));
-      else ir_elem_set_i(n->dtype, out, o, op_i(n->op, ir_elem_i(n->dtype, out, o), ir_elem_i(st, s[0], i)));
+      else if (iop(c, n->op, ir_elem_i(n->dtype, out, o), ir_elem_i(st, s[0], i), &r)) return -1;
+      else ir_elem_set_i(n->dtype, out, o, r);
     }
     return 0;
   }
@@ -218,6 +279,7 @@ static int eval_compute(evalctx *c, const ir_node *n, void *out) {
       memcpy(out, s[0], (size_t)N * ir_dtype_size(n->dtype));
       return 0;
     case IR_CAST:
+      if (check_cast(c, st, n->dtype, s[0], i)) return -1;
       if (ir_dtype_is_float(st)) ir_elem_set_f(n->dtype, out, i, ir_elem_f(st, s[0], i));
       else ir_elem_set_i(n->dtype, out, i, ir_elem_i(st, s[0], i));
       break;
@@ -227,8 +289,9 @@ static int eval_compute(evalctx *c, const ir_node *n, void *out) {
         double a = ir_elem_f(st, s[0], i), b = ir_elem_f(st, s[1], i);
         v = n->op == IR_LT ? a < b : a != b;
       } else {
-        int64_t a = ir_elem_i(st, s[0], i), b = ir_elem_i(st, s[1], i);
-        v = n->op == IR_LT ? a < b : a != b;
+        int64_t a = ir_elem_i(st, s[0], i), b = ir_elem_i(st, s[1], i), r;
+        if (iop(c, n->op, a, b, &r)) return -1;
+        v = r != 0;
       }
       ir_elem_set_i(IR_BOOL, out, i, v);
       break;
@@ -240,12 +303,14 @@ static int eval_compute(evalctx *c, const ir_node *n, void *out) {
       break;
     }
     default:
-      if (ir_dtype_is_float(n->dtype))
+      if (ir_dtype_is_float(n->dtype)) {
         ir_elem_set_f(n->dtype, out, i,
                       op_f(n->op, ir_elem_f(st, s[0], i), n->nsrc > 1 ? ir_elem_f(st, s[1], i) : 0));
-      else
-        ir_elem_set_i(n->dtype, out, i,
-                      op_i(n->op, ir_elem_i(st, s[0], i), n->nsrc > 1 ? ir_elem_i(st, s[1], i) : 0));
+      } else {
+        int64_t r;
+        if (iop(c, n->op, ir_elem_i(st, s[0], i), n->nsrc > 1 ? ir_elem_i(st, s[1], i) : 0, &r)) return -1;
+        ir_elem_set_i(n->dtype, out, i, r);
+      }
     }
   }
   return 0;
@@ -289,6 +354,11 @@ static void *eval_node(evalctx *c, ir_ref root) {
       ready = false;
     }
     if (!ready) continue;
+    if (!ir_shape_is_static(&n->shape)) {
+      ir_fail(c->g, "internal: evaluating a value of symbolic size");
+      failed = true;
+      break;
+    }
     size_t bytes = (size_t)ir_shape_numel(&n->shape) * ir_dtype_size(n->dtype);
     if (bytes > eval_budget() - c->used) {
       ir_fail(c->g, "constant folding needs more than %zu bytes", eval_budget());
@@ -324,7 +394,8 @@ int ir_eval(ir_graph *g, ir_ref r, void **out) {
     memo_cap = g->nnodes * 2;
     memo = calloc((size_t)memo_cap, sizeof(void *));
   }
-  evalctx c = {g, memo, 0, NULL, 0, 0};
+  if (!ir_shape_is_static(&g->nodes[r].shape)) return ir_fail(g, "internal: evaluating a value of symbolic size");
+  evalctx c = {g, g->nsyms > 0, memo, 0, NULL, 0, 0};
   IR_ASSERT(c.memo);
   void *v = eval_node(&c, r);
   const ir_node *n = &g->nodes[r];

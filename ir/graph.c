@@ -10,6 +10,8 @@
 ir_graph *ir_graph_new(void) {
   ir_graph *g = calloc(1, sizeof *g);
   IR_ASSERT(g);
+  for (int k = 0; k < IR_MAX_SYMS; k++) g->sym_lo[k] = 1, g->sym_hi[k] = IR_DIM_SYM_MAX;
+  ir_dim_retain();
   return g;
 }
 
@@ -21,7 +23,9 @@ void ir_graph_free(ir_graph *g) {
   free(g->outputs);
   free(g->output_names);
   free(g->inputs);
+  free(g->assume);
   free(g);
+  ir_dim_release();
 }
 
 void ir_own(ir_graph *g, void *p) {
@@ -99,7 +103,10 @@ ir_ref ir_add_node(ir_graph *g, const ir_node *n) {
   }
   g->nodes[g->nnodes] = *n;
   ir_node *x = &g->nodes[g->nnodes];
-  x->is_const = !(x->op == IR_ALLOCATE && x->origin == IR_ORIGIN_INPUT);
+  /* a value is a compile-time constant when no graph input reaches it and
+   * its size and contents do not depend on symbols' run-time values */
+  x->is_const = !(x->op == IR_ALLOCATE && x->origin == IR_ORIGIN_INPUT) && ir_shape_is_static(&x->shape) &&
+                !x->sym_value;
   for (int k = 0; k < x->nsrc; k++) x->is_const &= g->nodes[x->src[k]].is_const;
   if (!g->nodes[g->nnodes].label) g->nodes[g->nnodes].label = g->label;
   return g->nnodes++;
@@ -226,6 +233,10 @@ const char *ir_op_name(ir_op op) {
 
 int64_t ir_shape_numel(const ir_shape *s) {
   int64_t n = 1;
+  if (!ir_shape_is_static(s)) {
+    for (int i = 0; i < s->rank; i++) n = ir_dim_mul(n, s->d[i]);
+    return n;
+  }
   for (int i = 0; i < s->rank; i++) n *= s->d[i];
   return n;
 }
@@ -260,16 +271,20 @@ bool ir_shape_broadcast(const ir_shape *a, const ir_shape *b, ir_shape *out) {
 
 void ir_shape_str(const ir_shape *s, char *buf, size_t n) {
   size_t k = (size_t)snprintf(buf, n, "[");
-  for (int i = 0; i < s->rank && k < n; i++)
-    k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "," : "", (long long)s->d[i]);
+  for (int i = 0; i < s->rank && k < n; i++) {
+    char d[96];
+    ir_dim_str(s->d[i], d, sizeof d);
+    k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? "," : "", d);
+  }
   if (k < n) snprintf(buf + k, n - k, "]");
 }
 
 void ir_contiguous_strides(const ir_shape *s, int64_t *strides) {
   int64_t st = 1;
+  bool fixed = ir_shape_is_static(s);
   for (int i = s->rank - 1; i >= 0; i--) {
     strides[i] = s->d[i] == 1 ? 0 : st;
-    st *= s->d[i];
+    st = fixed ? st * s->d[i] : ir_dim_mul(st, s->d[i]);
   }
 }
 

@@ -48,6 +48,28 @@ typedef enum {
   IR_DTYPE_COUNT
 } ir_dtype;
 
+/* Symbolic dimensions (dim.c). A dimension, stride, offset or mask bound
+ * is an int64_t: either a plain value or a *tag*, a value in the reserved
+ * range [IR_DIM_TAG_BASE, IR_DIM_TAG_BASE + 2^30) that names an interned
+ * polynomial over the model's symbols (batch, seq, ...) with int64
+ * coefficients, e.g. 64*seq or past+1. Interning makes equality `==`, and
+ * a polynomial that reduces to a constant is returned as a plain value, so
+ * a dimension is static exactly when it is not a tag. Tags are positive and
+ * huge: `d > 1` and `d != 1` hold for a symbol, which is what the code
+ * that tells broadcast (size 1) axes from others needs; every other
+ * arithmetic or ordering on dimensions goes through ir_dim_*. Symbols are
+ * >= 1. The table is process-wide and append-only (the compiler is
+ * single-threaded); it lives while any graph lives. Arithmetic that
+ * overflows gives IR_DIM_INVALID, which propagates and is refused as a
+ * shape. */
+#define IR_DIM_TAG_BASE (INT64_C(1) << 62)
+#define IR_DIM_TAG_COUNT (INT64_C(1) << 30)
+#define IR_DIM_INVALID (IR_DIM_TAG_BASE + IR_DIM_TAG_COUNT - 1)
+#define IR_MAX_SYMS 16
+/* The largest value a symbol may take (checked by the generated code): it
+ * keeps decisions finite, e.g. an INT64_MAX slice end is past any size. */
+#define IR_DIM_SYM_MAX INT64_C(2147483647)
+
 typedef struct {
   int rank;
   int64_t d[IR_MAX_RANK];
@@ -85,6 +107,7 @@ typedef struct {
   ir_view view;         /* VIEW */
   double fval;          /* LOAD (floating dtypes) */
   int64_t ival;         /* LOAD (integer dtypes and bool) */
+  bool sym_value;       /* LOAD: ival is a symbolic dimension, known at run time */
   int64_t coef[IR_MAX_RANK]; /* INDEX_COMPONENTS: value = base + sum(coef[k]*ik) */
   int64_t base;
   ir_origin origin;     /* ALLOCATE */
@@ -139,12 +162,77 @@ bool ir_shape_broadcast(const ir_shape *a, const ir_shape *b, ir_shape *out);
 void ir_shape_str(const ir_shape *s, char *buf, size_t n);
 void ir_contiguous_strides(const ir_shape *s, int64_t *strides);
 
+/* Symbolic dimensions (see the comment at IR_DIM_TAG_BASE). */
+static inline bool ir_dim_is_sym(int64_t d) {
+  return d >= IR_DIM_TAG_BASE && d < IR_DIM_TAG_BASE + IR_DIM_TAG_COUNT;
+}
+/* The dimension of symbol `name` (registered on first use); IR_DIM_INVALID
+ * when IR_MAX_SYMS symbols exist already. */
+int64_t ir_dim_sym(const char *name);
+/* A plain value, or a tag that names a polynomial (not IR_DIM_INVALID, nor a
+ * value in the tag range that names nothing). */
+bool ir_dim_valid(int64_t d);
+int64_t ir_dim_add(int64_t a, int64_t b);
+int64_t ir_dim_sub(int64_t a, int64_t b);
+int64_t ir_dim_mul(int64_t a, int64_t b);
+int64_t ir_dim_neg(int64_t a);
+/* a / b when b divides a exactly as polynomials (true), else false. */
+bool ir_dim_div_exact(int64_t a, int64_t b, int64_t *q);
+/* The value of `d` with symbol k = values[k]; false on overflow or invalid. */
+bool ir_dim_eval(int64_t d, const int64_t *values, int64_t *out);
+/* Bit k set when symbol k occurs in `d`. */
+uint32_t ir_dim_syms(int64_t d);
+/* The symbol `d` is (1*sym), or -1. */
+int ir_dim_sym_id(int64_t d);
+/* Lowest symbol occurring in `d`, or -1 (for error messages). */
+int ir_dim_first_sym(int64_t d);
+const char *ir_dim_sym_name(int id);
+/* The symbol as a C identifier: its name made valid and kept clear of the
+ * generated code's own identifiers. */
+const char *ir_dim_sym_cname(int id);
+/* "64*seq+1" (for dumps and messages); "?" for IR_DIM_INVALID. */
+void ir_dim_str(int64_t d, char *buf, size_t n);
+/* The C expression of `d` over the symbols' C names, e.g. "(64 * seq + 1)". */
+void ir_dim_to_c(int64_t d, char *buf, size_t n);
+bool ir_shape_is_static(const ir_shape *s);
+/* Lowest symbol in any dimension of `s`, or -1. */
+int ir_shape_first_sym(const ir_shape *s);
+
+/* Decisions under the graph's knowledge (symbols >= 1, the bounds implied
+ * by recorded assumptions). ir_dim_cmp returns the relations between a and
+ * b that are possible for some symbol values: a set of IR_CMP_LT, IR_CMP_EQ and
+ * IR_CMP_GT. a < b is proven when the result is IR_CMP_LT; a <= b when
+ * IR_CMP_GT is not in it. */
+#define IR_CMP_LT 1u
+#define IR_CMP_EQ 2u
+#define IR_CMP_GT 4u
+unsigned ir_dim_cmp(const ir_graph *g, int64_t a, int64_t b);
+/* The smallest and largest values of `d` (INT64_MIN / INT64_MAX: unbounded). */
+void ir_dim_range(const ir_graph *g, int64_t d, int64_t *lo, int64_t *hi);
+/* `d` at the reference point of the heuristics and the memory plan: each
+ * symbol at its upper bound when an assumption gave it one, else 64 (at
+ * least its lower bound). Saturates instead of overflowing. */
+int64_t ir_dim_ref(const ir_graph *g, int64_t d);
+/* Records that the graph is only valid where p >= 0 (e.g. seq <= 64 for a
+ * slice of a 64-row table to seq rows): generated code checks it at run
+ * time. A bound on one symbol tightens later decisions. Fails (sticky
+ * error) when p is provably negative; no-op when provably >= 0. */
+int ir_assume_nonneg(ir_graph *g, int64_t p, const char *why);
+int ir_assumption_count(const ir_graph *g);
+int64_t ir_assumption(const ir_graph *g, int i, const char **why);
+/* The graph's symbols (ids for ir_dim_sym_name), in the order the graph
+ * inputs first use them: the parameters of the generated entry function. */
+int ir_sym_count(const ir_graph *g);
+int ir_sym(const ir_graph *g, int i);
+
 /* Leaves. `data` is copied; `name` is copied. */
 ir_ref ir_input(ir_graph *g, const char *name, ir_dtype t, ir_shape s);
 ir_ref ir_const(ir_graph *g, const char *name, ir_dtype t, ir_shape s, const void *data);
 /* The same, taking ownership of `data` (malloc'd, numel * size bytes): no copy. */
 ir_ref ir_const_take(ir_graph *g, const char *name, ir_dtype t, ir_shape s, void *data);
 ir_ref ir_load(ir_graph *g, ir_dtype t, ir_shape s, double value);
+/* An integer LOAD; `value` may be a symbolic dimension (dtype i64): its
+ * value is then only known at run time (the node is not constant). */
 ir_ref ir_load_int(ir_graph *g, ir_dtype t, ir_shape s, int64_t value);
 ir_ref ir_scalar(ir_graph *g, ir_dtype t, double value); /* rank-0 LOAD */
 ir_ref ir_index(ir_graph *g, ir_shape s, const int64_t *coef, int64_t base);

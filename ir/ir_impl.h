@@ -16,6 +16,11 @@
     }                                                                                      \
   } while (0)
 
+typedef struct {
+  int64_t p; /* the graph is valid where p >= 0 */
+  const char *why;
+} ir_assumption_rec;
+
 struct ir_graph {
   ir_node *nodes;
   int nnodes, cap;
@@ -27,6 +32,12 @@ struct ir_graph {
   void **blocks; /* everything the graph owns besides the arrays above */
   int nblocks, capblocks;
   const char *label;
+  /* symbolic dimensions: the graph's symbols in first-use order, the
+   * bounds known for each (indexed by symbol id) and the run-time checks */
+  int syms[IR_MAX_SYMS], nsyms;
+  int64_t sym_lo[IR_MAX_SYMS], sym_hi[IR_MAX_SYMS];
+  ir_assumption_rec *assume;
+  int nassume;
   bool failed;
   char err[1024];
 };
@@ -37,5 +48,11 @@ void ir_own(ir_graph *g, void *p);
 ir_ref ir_add_node(ir_graph *g, const ir_node *n);
 bool ir_refs_ok(ir_graph *g, int n, const ir_ref *refs);
 ir_view ir_view_contiguous(const ir_shape *s);
+/* The dimension table is shared by all graphs (dim.c): each graph holds a
+ * reference, the last one frees it. */
+void ir_dim_retain(void);
+void ir_dim_release(void);
+/* Registers the symbols of an input shape with the graph. */
+void ir_note_syms(ir_graph *g, const ir_shape *s);
 
 #endif

@@ -17,6 +17,10 @@ static bool shape_ok(ir_graph *g, const ir_shape *s) {
     return ir_fail(g, "rank %d is outside 0..%d", s->rank, IR_MAX_RANK), false;
   int64_t n = 1;
   for (int i = 0; i < s->rank; i++) {
+    if (s->d[i] == IR_DIM_INVALID) return ir_fail(g, "tensor size overflows (dimension %d)", i), false;
+    if (ir_dim_is_sym(s->d[i]) && (!g->nsyms || !ir_dim_valid(s->d[i])))
+      return ir_fail(g, "tensor size overflows (dimension %d)", i), false;
+    if (ir_dim_is_sym(s->d[i])) continue; /* checked at run time, with the symbols' values */
     if (s->d[i] < 0) return ir_fail(g, "negative dimension %lld", (long long)s->d[i]), false;
     if (s->d[i] && n > INT64_MAX / 16 / s->d[i])
       return ir_fail(g, "tensor size overflows (dimension %d)", i), false;
@@ -26,7 +30,9 @@ static bool shape_ok(ir_graph *g, const ir_shape *s) {
 }
 
 ir_ref ir_input(ir_graph *g, const char *name, ir_dtype t, ir_shape s) {
-  if (g->failed || !shape_ok(g, &s)) return IR_NONE;
+  if (g->failed) return IR_NONE;
+  ir_note_syms(g, &s); /* inputs introduce the symbols */
+  if (!shape_ok(g, &s)) return IR_NONE;
   ir_node n = node_init(IR_ALLOCATE, t, s);
   n.origin = IR_ORIGIN_INPUT;
   n.io_index = g->ninputs;
@@ -38,8 +44,15 @@ ir_ref ir_input(ir_graph *g, const char *name, ir_dtype t, ir_shape s) {
   return r;
 }
 
+/* Constant data has a static size. */
+static bool static_ok(ir_graph *g, const ir_shape *s) {
+  if (!shape_ok(g, s)) return false;
+  if (!ir_shape_is_static(s)) return ir_fail(g, "internal: a constant of symbolic shape"), false;
+  return true;
+}
+
 ir_ref ir_const(ir_graph *g, const char *name, ir_dtype t, ir_shape s, const void *data) {
-  if (g->failed || !shape_ok(g, &s)) return IR_NONE;
+  if (g->failed || !static_ok(g, &s)) return IR_NONE;
   ir_node n = node_init(IR_ALLOCATE, t, s);
   n.origin = IR_ORIGIN_WEIGHT;
   n.name = ir_strdup(g, name);
@@ -51,7 +64,7 @@ ir_ref ir_const(ir_graph *g, const char *name, ir_dtype t, ir_shape s, const voi
 }
 
 ir_ref ir_const_take(ir_graph *g, const char *name, ir_dtype t, ir_shape s, void *data) {
-  if (g->failed || !shape_ok(g, &s)) return free(data), IR_NONE;
+  if (g->failed || !static_ok(g, &s)) return free(data), IR_NONE;
   ir_node n = node_init(IR_ALLOCATE, t, s);
   n.origin = IR_ORIGIN_WEIGHT;
   n.name = ir_strdup(g, name);
@@ -66,12 +79,18 @@ ir_ref ir_load(ir_graph *g, ir_dtype t, ir_shape s, double value) {
   n.fval = value;
   n.ival = ir_dtype_is_float(t) ? 0 : (int64_t)value;
   if (t == IR_BOOL) n.ival = value != 0;
+  if (g->nsyms && ir_dim_is_sym(n.ival))
+    return ir_fail(g, "the value %.17g is in the range reserved for symbolic dimensions", value), IR_NONE;
   return ir_add_node(g, &n);
 }
 
 ir_ref ir_load_int(ir_graph *g, ir_dtype t, ir_shape s, int64_t value) {
   if (g->failed || !shape_ok(g, &s)) return IR_NONE;
+  bool sym = g->nsyms && ir_dim_is_sym(value);
+  if (sym && (t != IR_I64 || !ir_dim_valid(value)))
+    return ir_fail(g, "a value in the range reserved for symbolic dimensions (%s)", ir_dtype_name(t)), IR_NONE;
   ir_node n = node_init(IR_LOAD, t, s);
+  n.sym_value = sym;
   n.ival = t == IR_BOOL ? value != 0 : value;
   n.fval = (double)value;
   return ir_add_node(g, &n);

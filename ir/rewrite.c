@@ -137,7 +137,7 @@ static bool data_view(const ir_graph *g, resolved d, const ir_shape *space, ir_r
   for (int j = 0; j < n->shape.rank; j++) {
     if (n->shape.d[j] == 1) continue;
     if (d.ids[j] < 0) return false;
-    out->stride[d.ids[j]] += v.stride[j];
+    out->stride[d.ids[j]] = ir_dim_add(out->stride[d.ids[j]], v.stride[j]);
   }
   return true;
 }
@@ -161,7 +161,7 @@ static ir_ref index_in(ir_graph *g, resolved e, const ir_shape *shape) {
     int64_t cs[IR_MAX_RANK];
     ir_contiguous_strides(&n->shape, cs);
     for (int j = 0; j < n->shape.rank; j++)
-      if (n->shape.d[j] != 1) x.view.stride[e.ids[j]] += cs[j];
+      if (n->shape.d[j] != 1) x.view.stride[e.ids[j]] = ir_dim_add(x.view.stride[e.ids[j]], cs[j]);
     idx = ir_add_node(g, &x);
   }
   if (g->nodes[idx].dtype != IR_I64) idx = ir_cast(g, idx, IR_I64);
@@ -239,7 +239,12 @@ static bool reads_in_order(const ir_view *v) {
 
 static bool repack_one(ir_graph *g, ir_ref r) {
   const ir_node *n = &g->nodes[r];
-  if (n->op != IR_VIEW || n->view.gather || n->view.masked || reads_in_order(&n->view)) return false;
+  if (n->op != IR_VIEW || n->view.gather || n->view.masked) return false;
+  /* what is repacked is the view without its broadcast axes: when that has
+   * a symbolic size, it cannot be evaluated now and stays a view */
+  for (int k = 0; k < n->shape.rank; k++)
+    if (n->view.stride[k] != 0 && ir_dim_is_sym(n->shape.d[k])) return false;
+  if (reads_in_order(&n->view)) return false;
   ir_ref wref = n->src[0];
   const ir_node *w = &g->nodes[wref];
   if (w->op != IR_ALLOCATE || w->origin != IR_ORIGIN_WEIGHT) return false;

@@ -61,14 +61,38 @@ bool ir_view_axis_map(const ir_view *v, const ir_shape *src, int *view_axis) {
   return true;
 }
 
+/* Every view keeps 0 <= lo <= hi <= d on each axis, so an axis reads its
+ * whole extent exactly when lo == 0 and hi == d (for symbolic bounds:
+ * when they are the same polynomials; otherwise the mask stays, which is
+ * correct, only slower). */
 static bool axis_masked(const ir_view *v, int i) {
-  return v->masked && (v->lo[i] > 0 || v->hi[i] < v->shape.d[i]);
+  return v->masked && (v->lo[i] != 0 || v->hi[i] != v->shape.d[i]);
 }
 
 static void update_masked(ir_view *v) {
   v->masked = false;
   for (int i = 0; i < v->shape.rank; i++)
-    if (v->lo[i] > 0 || v->hi[i] < v->shape.d[i]) v->masked = true;
+    if (v->lo[i] != 0 || v->hi[i] != v->shape.d[i]) v->masked = true;
+}
+
+/* max / min of two dimensions when the graph can decide which is larger. */
+static bool dim_max(ir_graph *g, int64_t a, int64_t b, int64_t *out) {
+  unsigned c = ir_dim_cmp(g, a, b);
+  if (!(c & IR_CMP_LT)) return *out = a, true;
+  if (!(c & IR_CMP_GT)) return *out = b, true;
+  return false;
+}
+
+static bool dim_min(ir_graph *g, int64_t a, int64_t b, int64_t *out) {
+  unsigned c = ir_dim_cmp(g, a, b);
+  if (!(c & IR_CMP_GT)) return *out = a, true;
+  if (!(c & IR_CMP_LT)) return *out = b, true;
+  return false;
+}
+
+/* a >= 0 for every value of the symbols. */
+static bool nonneg(ir_graph *g, int64_t a) {
+  return !(ir_dim_cmp(g, a, 0) & IR_CMP_LT);
 }
 
 /* The source and the view of `a` as seen from its base buffer. */
@@ -90,13 +114,12 @@ static bool index_scale(const ir_node *n, int64_t *scale) {
   ir_contiguous_strides(&n->shape, st);
   bool found = false;
   for (int i = 0; i < n->shape.rank; i++) {
-    if (n->shape.d[i] <= 1) continue;
+    if (n->shape.d[i] == 0 || n->shape.d[i] == 1) continue;
     if (!found) {
-      if (n->coef[i] % st[i]) return false;
-      *scale = n->coef[i] / st[i];
+      if (!ir_dim_div_exact(n->coef[i], st[i], scale)) return false;
       found = true;
     }
-    if (n->coef[i] != *scale * st[i]) return false;
+    if (n->coef[i] != ir_dim_mul(*scale, st[i])) return false;
   }
   if (!found) *scale = 0;
   return true;
@@ -113,8 +136,8 @@ static ir_ref finish(ir_graph *g, ir_ref base, const ir_view *v) {
   int64_t scale;
   if (!v->masked && b->op == IR_INDEX_COMPONENTS && index_scale(b, &scale)) {
     int64_t coef[IR_MAX_RANK];
-    for (int i = 0; i < v->shape.rank; i++) coef[i] = scale * v->stride[i];
-    return ir_index(g, v->shape, coef, b->base + scale * v->offset);
+    for (int i = 0; i < v->shape.rank; i++) coef[i] = ir_dim_mul(scale, v->stride[i]);
+    return ir_index(g, v->shape, coef, ir_dim_add(b->base, ir_dim_mul(scale, v->offset)));
   }
   if (ir_view_is_identity(v, &b->shape)) return base;
   ir_node n;
@@ -165,7 +188,7 @@ ir_ref ir_view_expand(ir_graph *g, ir_ref a, ir_shape s) {
       o.lo[i] = v.lo[j];
       o.hi[i] = v.hi[j];
     } else if (v.shape.d[j] == 1) {
-      if (v.lo[j] > 0 || v.hi[j] < 1) o.hi[i] = 0; /* broadcasting a padding element */
+      if (v.lo[j] != 0 || v.hi[j] != 1) o.hi[i] = 0; /* broadcasting a padding element */
     } else {
       char x[128], y[128];
       ir_shape_str(&v.shape, x, sizeof x);
@@ -177,6 +200,48 @@ ir_ref ir_view_expand(ir_graph *g, ir_ref a, ir_shape s) {
   return finish(g, base, &o);
 }
 
+/* Is the read start + step*i, 0 <= i < len, inside [0, d) for every value
+ * of the symbols? (A length that may be 0 is checked as if it were not.) */
+static bool slice_in_range(ir_graph *g, int64_t d, int64_t start, int64_t step, int64_t len) {
+  int64_t last = ir_dim_add(start, ir_dim_mul(step, ir_dim_sub(len, 1)));
+  return nonneg(g, start) && nonneg(g, last) && nonneg(g, ir_dim_sub(ir_dim_sub(d, start), 1)) &&
+         nonneg(g, ir_dim_sub(ir_dim_sub(d, last), 1));
+}
+
+/* The valid interval of a sliced axis: lo <= start + step*i < hi, an
+ * interval since it is monotonic. Symbolic bounds need step 1 (or an axis
+ * without a mask) and decidable clamps. */
+static bool slice_mask(ir_graph *g, const ir_view *v, int i, int64_t start, int64_t step,
+                       int64_t len, int64_t *olo, int64_t *ohi) {
+  if (v->lo[i] == 0 && v->hi[i] == v->shape.d[i]) {
+    *olo = 0, *ohi = len; /* an in-range slice of a whole axis reads only valid elements */
+    return true;
+  }
+  if (ir_dim_is_sym(v->lo[i]) || ir_dim_is_sym(v->hi[i]) || ir_dim_is_sym(start) ||
+      ir_dim_is_sym(len)) {
+    int64_t lo, hi;
+    if (step != 1) return false;
+    return dim_max(g, ir_dim_sub(v->lo[i], start), 0, &lo) && dim_min(g, lo, len, olo) &&
+           dim_min(g, ir_dim_sub(v->hi[i], start), len, &hi) && dim_max(g, hi, *olo, ohi);
+  }
+  int64_t lo = 0, hi = len;
+  if (step > 0) {
+    int64_t s = step;
+    int64_t l = v->lo[i] - start, h = v->hi[i] - start;
+    lo = l <= 0 ? 0 : (l + s - 1) / s;
+    hi = h <= 0 ? 0 : (h + s - 1) / s;
+  } else {
+    int64_t s = -step;
+    int64_t l = start - v->lo[i]; /* i <= l / s */
+    int64_t h = start - v->hi[i]; /* i > h / s */
+    hi = l < 0 ? 0 : l / s + 1;
+    lo = h < 0 ? 0 : h / s + 1;
+  }
+  *olo = lo < 0 ? 0 : lo > len ? len : lo;
+  *ohi = hi < *olo ? *olo : hi > len ? len : hi;
+  return true;
+}
+
 ir_ref ir_view_slice(ir_graph *g, ir_ref a, const int64_t *start, const int64_t *step,
                      const int64_t *len) {
   if (!ir_refs_ok(g, 1, &a)) return IR_NONE;
@@ -184,30 +249,24 @@ ir_ref ir_view_slice(ir_graph *g, ir_ref a, const int64_t *start, const int64_t 
   ir_ref base = base_of(g, a, &v);
   o = v;
   for (int i = 0; i < v.shape.rank; i++) {
-    if (step[i] == 0 || len[i] < 0) return ir_fail(g, "invalid slice on axis %d", i), IR_NONE;
-    if (len[i] > 0 &&
+    bool sym = ir_dim_is_sym(start[i]) || ir_dim_is_sym(len[i]) || ir_dim_is_sym(v.shape.d[i]);
+    if (step[i] == 0 || ir_dim_is_sym(step[i]) ||
+        (ir_dim_is_sym(len[i]) ? !nonneg(g, len[i]) : len[i] < 0))
+      return ir_fail(g, "invalid slice on axis %d", i), IR_NONE;
+    if (sym && !slice_in_range(g, v.shape.d[i], start[i], step[i], len[i]))
+      return ir_fail(g,
+                     "slice out of range on axis %d (not provable for all values of the symbols)",
+                     i),
+             IR_NONE;
+    if (!sym && len[i] > 0 &&
         (start[i] < 0 || start[i] >= v.shape.d[i] || start[i] + step[i] * (len[i] - 1) < 0 ||
          start[i] + step[i] * (len[i] - 1) >= v.shape.d[i]))
       return ir_fail(g, "slice out of range on axis %d", i), IR_NONE;
     o.shape.d[i] = len[i];
-    o.offset += v.stride[i] * (len[i] ? start[i] : 0);
-    o.stride[i] = v.stride[i] * step[i];
-    /* valid i: lo <= start + step*i < hi, an interval since it is monotonic */
-    int64_t lo = 0, hi = len[i];
-    if (step[i] > 0) {
-      int64_t s = step[i];
-      int64_t l = v.lo[i] - start[i], h = v.hi[i] - start[i];
-      lo = l <= 0 ? 0 : (l + s - 1) / s;
-      hi = h <= 0 ? 0 : (h + s - 1) / s;
-    } else {
-      int64_t s = -step[i];
-      int64_t l = start[i] - v.lo[i]; /* i <= l / s */
-      int64_t h = start[i] - v.hi[i]; /* i > h / s */
-      hi = l < 0 ? 0 : l / s + 1;
-      lo = h < 0 ? 0 : h / s + 1;
-    }
-    o.lo[i] = lo < 0 ? 0 : lo > len[i] ? len[i] : lo;
-    o.hi[i] = hi < o.lo[i] ? o.lo[i] : hi > len[i] ? len[i] : hi;
+    if (len[i]) o.offset = ir_dim_add(o.offset, ir_dim_mul(v.stride[i], start[i]));
+    o.stride[i] = ir_dim_mul(v.stride[i], step[i]);
+    if (!slice_mask(g, &v, i, start[i], step[i], len[i], &o.lo[i], &o.hi[i]))
+      return ir_fail(g, "cannot slice padded axis %d with symbolic bounds", i), IR_NONE;
   }
   update_masked(&o);
   return finish(g, base, &o);
@@ -225,12 +284,13 @@ ir_ref ir_view_pad(ir_graph *g, ir_ref a, const int64_t *before, const int64_t *
   o = v;
   bool any = false;
   for (int i = 0; i < v.shape.rank; i++) {
-    if (before[i] < 0 || after[i] < 0) return ir_fail(g, "negative padding"), IR_NONE;
+    if (!nonneg(g, before[i]) || !nonneg(g, after[i]))
+      return ir_fail(g, "negative padding"), IR_NONE;
     any |= before[i] || after[i];
-    o.shape.d[i] = v.shape.d[i] + before[i] + after[i];
-    o.offset -= v.stride[i] * before[i];
-    o.lo[i] = v.lo[i] + before[i];
-    o.hi[i] = v.hi[i] + before[i];
+    o.shape.d[i] = ir_dim_add(ir_dim_add(v.shape.d[i], before[i]), after[i]);
+    o.offset = ir_dim_sub(o.offset, ir_dim_mul(v.stride[i], before[i]));
+    o.lo[i] = ir_dim_add(v.lo[i], before[i]);
+    o.hi[i] = ir_dim_add(v.hi[i], before[i]);
   }
   if (!any) return a;
   o.pad_value = value;
@@ -240,6 +300,27 @@ ir_ref ir_view_pad(ir_graph *g, ir_ref a, const int64_t *before, const int64_t *
 
 /* Strides for `s` reading the same elements as `v` in row-major order, or
  * false when that is not expressible (see the file comment). */
+/* Does `v` read its source contiguously in row-major order from 0? */
+static bool is_contiguous(const ir_view *v) {
+  int64_t st[IR_MAX_RANK];
+  ir_contiguous_strides(&v->shape, st);
+  if (v->masked || v->offset != 0 || v->gather) return false;
+  for (int i = 0; i < v->shape.rank; i++)
+    if (v->shape.d[i] != 1 && v->stride[i] != st[i]) return false;
+  return true;
+}
+
+/* Which group to grow while matching old and new extents: the smaller one
+ * (static), or the one whose product divides the other's (symbolic);
+ * -1 when neither divides (not expressible as strides). */
+static int grow_old(int64_t po, int64_t pn) {
+  int64_t q;
+  if (!ir_dim_is_sym(po) && !ir_dim_is_sym(pn)) return po < pn;
+  if (ir_dim_div_exact(pn, po, &q)) return 1;
+  if (ir_dim_div_exact(po, pn, &q)) return 0;
+  return -1;
+}
+
 static bool reshape_view(const ir_view *v, const ir_shape *s, ir_view *o) {
   memset(o, 0, sizeof *o);
   o->shape = *s;
@@ -247,6 +328,10 @@ static bool reshape_view(const ir_view *v, const ir_shape *s, ir_view *o) {
   o->pad_value = v->pad_value;
   for (int j = 0; j < s->rank; j++) o->hi[j] = s->d[j];
   if (ir_shape_numel(s) == 0) return true;
+  if ((!ir_shape_is_static(s) || !ir_shape_is_static(&v->shape)) && is_contiguous(v)) {
+    ir_contiguous_strides(s, o->stride);
+    return true;
+  }
   int old[IR_MAX_RANK], nold = 0;
   for (int i = 0; i < v->shape.rank; i++) {
     if (v->shape.d[i] != 1)
@@ -263,16 +348,19 @@ static bool reshape_view(const ir_view *v, const ir_shape *s, ir_view *o) {
     int i0 = i, j0 = j;
     int64_t po = v->shape.d[old[i]], pn = s->d[j];
     while (po != pn) {
-      if (po < pn) {
+      int grow = grow_old(po, pn);
+      if (grow < 0) return false;
+      if (grow) {
         if (++i >= nold) return false;
-        po *= v->shape.d[old[i]];
+        po = ir_dim_mul(po, v->shape.d[old[i]]);
       } else {
         if (++j >= s->rank) return false;
-        pn *= s->d[j];
+        pn = ir_dim_mul(pn, s->d[j]);
       }
     }
     for (int k = i0; k < i; k++)
-      if (v->stride[old[k]] != v->stride[old[k + 1]] * v->shape.d[old[k + 1]]) return false;
+      if (v->stride[old[k]] != ir_dim_mul(v->stride[old[k + 1]], v->shape.d[old[k + 1]]))
+        return false;
     bool masked = false;
     for (int k = i0; k <= i; k++) masked |= axis_masked(v, old[k]);
     if (masked) {
@@ -286,7 +374,7 @@ static bool reshape_view(const ir_view *v, const ir_shape *s, ir_view *o) {
     int64_t st = v->stride[old[i]];
     for (int m = j; m >= j0; m--) {
       o->stride[m] = s->d[m] == 1 ? 0 : st;
-      st *= s->d[m];
+      st = ir_dim_mul(st, s->d[m]);
     }
     i++;
     j++;

@@ -213,6 +213,9 @@ int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char
   if (!opt) opt = &defaults;
   *out = NULL;
   if (ir_verify(g)) return fail(err, errlen, "%s", ir_error(g));
+  if (ir_sym_count(g))
+    return fail(err, errlen, "symbolic dimensions ('%s', ...) are not scheduled yet; give them values with --dim %s=N",
+                ir_dim_sym_name(ir_sym(g, 0)), ir_dim_sym_name(ir_sym(g, 0)));
   separate_outputs(g);
   if (ir_failed(g)) return fail(err, errlen, "%s", ir_error(g));
   sched_program *p = calloc(1, sizeof *p);

@@ -1,0 +1,687 @@
+/* dim.c — symbolic dimensions: interned polynomials over the symbols.
+ *
+ * A polynomial is a sum of monomials c * s0^e0 * s1^e1 ..., kept in a
+ * canonical order (exponent vectors in descending lexicographic order, equal
+ * ones merged, zero coefficients dropped) and interned by a hash of that
+ * form, so two dimensions are equal exactly when their int64 values are.
+ * A polynomial without symbols is returned as its plain value. Decisions
+ * (ir_dim_cmp) use interval arithmetic over the symbols' bounds: every
+ * symbol is >= 1, so a monomial is monotone in each symbol and its range
+ * over a box is reached at the box's corners. */
+#include "ir_impl.h"
+
+#include <string.h>
+
+typedef struct {
+  int64_t c;
+  uint8_t e[IR_MAX_SYMS];
+} mono;
+
+typedef struct {
+  int start, n; /* monomials in T.mono */
+  uint64_t hash;
+} poly;
+
+/* A polynomial being computed (not interned yet); `bad` after an overflow. */
+typedef struct {
+  mono *m;
+  int n, cap;
+  bool bad;
+} mlist;
+
+static struct {
+  mono *mono;
+  int nmono, capmono;
+  poly *poly;
+  int npoly, cappoly;
+  int *slot; /* hash table of poly ids + 1 (0: empty), power-of-two size */
+  int nslot;
+  char *name[IR_MAX_SYMS], *cname[IR_MAX_SYMS];
+  int nsym;
+  int users;
+} T;
+
+void ir_dim_retain(void) {
+  T.users++;
+}
+
+void ir_dim_release(void) {
+  if (--T.users > 0) return;
+  free(T.mono);
+  free(T.poly);
+  free(T.slot);
+  for (int i = 0; i < T.nsym; i++) free(T.name[i]), free(T.cname[i]);
+  memset(&T, 0, sizeof T);
+}
+
+/* ---- building polynomials ---- */
+
+/* The polynomial a tag names; NULL for IR_DIM_INVALID and for values in the
+ * tag range that name nothing (forged by a model, or overflowed into it). */
+static const poly *poly_of(int64_t d) {
+  if (!ir_dim_is_sym(d) || d == IR_DIM_INVALID || d - IR_DIM_TAG_BASE >= T.npoly) return NULL;
+  return &T.poly[d - IR_DIM_TAG_BASE];
+}
+
+bool ir_dim_valid(int64_t d) {
+  return !ir_dim_is_sym(d) || poly_of(d);
+}
+
+static void ml_push(mlist *l, const mono *m) {
+  if (l->n == l->cap) {
+    l->cap = l->cap ? 2 * l->cap : 8;
+    l->m = realloc(l->m, (size_t)l->cap * sizeof *l->m);
+    IR_ASSERT(l->m);
+  }
+  l->m[l->n++] = *m;
+}
+
+static mlist ml_of(int64_t d) {
+  mlist l = {0};
+  const poly *p = poly_of(d);
+  if (p) {
+    for (int i = 0; i < p->n; i++) ml_push(&l, &T.mono[p->start + i]);
+  } else if (ir_dim_is_sym(d)) {
+    l.bad = true;
+  } else if (d) {
+    mono m = {d, {0}};
+    ml_push(&l, &m);
+  }
+  return l;
+}
+
+static int cmp_mono(const void *a, const void *b) {
+  const mono *x = a, *y = b;
+  for (int k = 0; k < IR_MAX_SYMS; k++)
+    if (x->e[k] != y->e[k]) return x->e[k] > y->e[k] ? -1 : 1;
+  return 0;
+}
+
+static bool is_const_mono(const mono *m) {
+  for (int k = 0; k < IR_MAX_SYMS; k++)
+    if (m->e[k]) return false;
+  return true;
+}
+
+/* Sorts, merges equal monomials and drops zero ones. */
+static void ml_canon(mlist *l) {
+  if (l->bad || !l->n) return;
+  qsort(l->m, (size_t)l->n, sizeof *l->m, cmp_mono);
+  int k = 0;
+  for (int i = 0; i < l->n; i++) {
+    if (k && !cmp_mono(&l->m[k - 1], &l->m[i])) {
+      if (__builtin_add_overflow(l->m[k - 1].c, l->m[i].c, &l->m[k - 1].c)) l->bad = true;
+    } else {
+      l->m[k++] = l->m[i];
+    }
+  }
+  int j = 0;
+  for (int i = 0; i < k; i++)
+    if (l->m[i].c) l->m[j++] = l->m[i];
+  l->n = j;
+}
+
+static uint64_t hash_monos(const mono *m, int n) {
+  uint64_t h = 1469598103934665603ull;
+  const unsigned char *b = (const unsigned char *)m;
+  for (size_t i = 0; i < (size_t)n * sizeof *m; i++) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+static bool same_poly(const poly *p, const mlist *l) {
+  return p->n == l->n && !memcmp(&T.mono[p->start], l->m, (size_t)l->n * sizeof *l->m);
+}
+
+static void rehash(int nslot) {
+  free(T.slot);
+  T.nslot = nslot;
+  T.slot = calloc((size_t)nslot, sizeof *T.slot);
+  IR_ASSERT(T.slot);
+  for (int id = 0; id < T.npoly; id++) {
+    int i = (int)(T.poly[id].hash & (uint64_t)(nslot - 1));
+    while (T.slot[i]) i = (i + 1) & (nslot - 1);
+    T.slot[i] = id + 1;
+  }
+}
+
+/* The dimension of a canonical list (consumed): a plain value, a tag, or
+ * IR_DIM_INVALID. Plain values never fall into the tag range. */
+static int64_t ml_intern(mlist *l) {
+  int64_t r;
+  if (l->bad) {
+    r = IR_DIM_INVALID;
+  } else if (!l->n) {
+    r = 0;
+  } else if (l->n == 1 && is_const_mono(&l->m[0])) {
+    r = ir_dim_is_sym(l->m[0].c) ? IR_DIM_INVALID : l->m[0].c;
+  } else {
+    uint64_t h = hash_monos(l->m, l->n);
+    if (2 * (T.npoly + 1) > T.nslot) rehash(T.nslot ? 2 * T.nslot : 256);
+    int i = (int)(h & (uint64_t)(T.nslot - 1));
+    for (; T.slot[i]; i = (i + 1) & (T.nslot - 1))
+      if (T.poly[T.slot[i] - 1].hash == h && same_poly(&T.poly[T.slot[i] - 1], l)) break;
+    if (T.slot[i]) {
+      r = IR_DIM_TAG_BASE + T.slot[i] - 1;
+    } else if (T.npoly + 1 >= IR_DIM_TAG_COUNT) {
+      r = IR_DIM_INVALID;
+    } else {
+      if (T.npoly == T.cappoly) {
+        T.cappoly = T.cappoly ? 2 * T.cappoly : 64;
+        T.poly = realloc(T.poly, (size_t)T.cappoly * sizeof *T.poly);
+        IR_ASSERT(T.poly);
+      }
+      while (T.nmono + l->n > T.capmono) {
+        T.capmono = T.capmono ? 2 * T.capmono : 256;
+        T.mono = realloc(T.mono, (size_t)T.capmono * sizeof *T.mono);
+        IR_ASSERT(T.mono);
+      }
+      memcpy(&T.mono[T.nmono], l->m, (size_t)l->n * sizeof *l->m);
+      T.poly[T.npoly] = (poly){T.nmono, l->n, h};
+      T.nmono += l->n;
+      T.slot[i] = ++T.npoly;
+      r = IR_DIM_TAG_BASE + T.npoly - 1;
+    }
+  }
+  free(l->m);
+  return r;
+}
+
+/* ---- symbols ---- */
+
+/* Identifiers of the generated code (and C's own) a symbol must not take. */
+static bool reserved_cname(const char *s) {
+  static const char *const words[] = {
+      "auto",    "break",     "case",      "char",   "const",    "continue", "default",
+      "do",      "double",    "else",      "enum",   "extern",   "float",    "for",
+      "goto",    "if",        "inline",    "int",    "long",     "register", "restrict",
+      "return",  "short",     "signed",    "sizeof", "static",   "struct",   "switch",
+      "typedef", "union",     "unsigned",  "void",   "volatile", "while",    "inputs",
+      "outputs", "weights",   "arena",     "dims",   "off",      "w",        "a",
+      "err",     "floord",    "sqrt",      "sqrtf",  "exp2",     "exp2f",    "log2",
+      "log2f",   "sin",       "sinf",      "fmod",   "fmodf",    "NAN",      "INFINITY",
+      "INT64_C", "INT64_MIN", "INT64_MAX", "NULL",   "size_t",   "main"};
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (!strcmp(s, words[i])) return true;
+  if (s[0] == '_' || !strncmp(s, "o2c", 3) || !strncmp(s, "O2C", 3)) return true;
+  size_t n = strlen(s);
+  if (n > 2 && !strcmp(s + n - 2, "_t")) return true;
+  /* locals of kernels (b0, v1, g0, acc0, k0) and loop iterators (i0, c0, t0) */
+  static const char *const stems[] = {"b", "v", "g", "acc", "k", "i", "c", "t", "off"};
+  for (size_t i = 0; i < sizeof stems / sizeof stems[0]; i++) {
+    size_t m = strlen(stems[i]);
+    if (!strncmp(s, stems[i], m) && s[m] && strspn(s + m, "0123456789") == strlen(s + m))
+      return true;
+  }
+  return false;
+}
+
+static char *make_cname(const char *name) {
+  size_t n = strlen(name);
+  char *s = malloc(n + 16);
+  IR_ASSERT(s);
+  size_t k = 0;
+  for (size_t i = 0; i < n && k < n; i++) {
+    char ch = name[i];
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_';
+    s[k++] = ok ? ch : '_';
+  }
+  s[k] = 0;
+  if (!k || (s[0] >= '0' && s[0] <= '9') || reserved_cname(s)) {
+    memmove(s + 4, s, k + 1);
+    memcpy(s, "dim_", 4);
+  }
+  /* distinct names may sanitise alike ("a-b", "a_b") */
+  size_t base = strlen(s);
+  for (int suffix = 2;; suffix++) {
+    bool clash = false;
+    for (int i = 0; i < T.nsym; i++) clash |= !strcmp(T.cname[i], s);
+    if (!clash) break;
+    snprintf(s + base, 16, "_%d", suffix);
+  }
+  return s;
+}
+
+int64_t ir_dim_sym(const char *name) {
+  int id = -1;
+  for (int i = 0; i < T.nsym && id < 0; i++)
+    if (!strcmp(T.name[i], name)) id = i;
+  if (id < 0) {
+    if (T.nsym == IR_MAX_SYMS) return IR_DIM_INVALID;
+    id = T.nsym;
+    T.name[id] = strdup(name);
+    IR_ASSERT(T.name[id]);
+    T.cname[id] = make_cname(name);
+    T.nsym++;
+  }
+  mlist l = {0};
+  mono m = {1, {0}};
+  m.e[id] = 1;
+  ml_push(&l, &m);
+  return ml_intern(&l);
+}
+
+const char *ir_dim_sym_name(int id) {
+  return id >= 0 && id < T.nsym ? T.name[id] : "?";
+}
+
+const char *ir_dim_sym_cname(int id) {
+  return id >= 0 && id < T.nsym ? T.cname[id] : "?";
+}
+
+/* ---- arithmetic ---- */
+
+int64_t ir_dim_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (!ir_dim_is_sym(a) && !ir_dim_is_sym(b))
+    return __builtin_add_overflow(a, b, &r) || ir_dim_is_sym(r) ? IR_DIM_INVALID : r;
+  mlist l = ml_of(a), m = ml_of(b);
+  for (int i = 0; i < m.n; i++) ml_push(&l, &m.m[i]);
+  l.bad |= m.bad;
+  free(m.m);
+  ml_canon(&l);
+  return ml_intern(&l);
+}
+
+int64_t ir_dim_neg(int64_t a) {
+  if (!ir_dim_is_sym(a)) return a == INT64_MIN ? IR_DIM_INVALID : -a;
+  mlist l = ml_of(a);
+  for (int i = 0; i < l.n; i++) {
+    if (l.m[i].c == INT64_MIN) l.bad = true;
+    l.m[i].c = -l.m[i].c;
+  }
+  return ml_intern(&l);
+}
+
+int64_t ir_dim_sub(int64_t a, int64_t b) {
+  int64_t r;
+  if (!ir_dim_is_sym(a) && !ir_dim_is_sym(b))
+    return __builtin_sub_overflow(a, b, &r) || ir_dim_is_sym(r) ? IR_DIM_INVALID : r;
+  return ir_dim_add(a, ir_dim_neg(b));
+}
+
+static mlist ml_mul(const mlist *a, const mlist *b) {
+  mlist l = {0};
+  l.bad = a->bad || b->bad;
+  for (int i = 0; i < a->n && !l.bad; i++)
+    for (int j = 0; j < b->n && !l.bad; j++) {
+      mono m;
+      if (__builtin_mul_overflow(a->m[i].c, b->m[j].c, &m.c)) l.bad = true;
+      for (int k = 0; k < IR_MAX_SYMS; k++) {
+        unsigned e = (unsigned)a->m[i].e[k] + b->m[j].e[k];
+        if (e > 255) l.bad = true;
+        m.e[k] = (uint8_t)e;
+      }
+      ml_push(&l, &m);
+    }
+  ml_canon(&l);
+  return l;
+}
+
+int64_t ir_dim_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (!ir_dim_is_sym(a) && !ir_dim_is_sym(b))
+    return __builtin_mul_overflow(a, b, &r) || ir_dim_is_sym(r) ? IR_DIM_INVALID : r;
+  mlist x = ml_of(a), y = ml_of(b), l = ml_mul(&x, &y);
+  free(x.m);
+  free(y.m);
+  return ml_intern(&l);
+}
+
+/* Multivariate division by leading terms (lex order): exact when the
+ * remainder vanishes. Over an integral domain the leading term of q*b is
+ * LT(q)*LT(b), so an exact quotient is always found this way. */
+bool ir_dim_div_exact(int64_t a, int64_t b, int64_t *q) {
+  if (!ir_dim_valid(a) || !ir_dim_valid(b) || b == 0) return false;
+  if (!ir_dim_is_sym(a) && !ir_dim_is_sym(b)) {
+    if ((a == INT64_MIN && b == -1) || a % b) return false;
+    *q = a / b;
+    return true;
+  }
+  mlist r = ml_of(a), d = ml_of(b), quo = {0};
+  bool ok = true;
+  for (int steps = 0; r.n && ok; steps++) {
+    mono t = r.m[0];
+    for (int k = 0; k < IR_MAX_SYMS && ok; k++) {
+      if (t.e[k] < d.m[0].e[k]) ok = false;
+      t.e[k] = (uint8_t)(t.e[k] - d.m[0].e[k]);
+    }
+    if (!ok || steps > 1000 || (t.c == INT64_MIN && d.m[0].c == -1) || t.c % d.m[0].c) {
+      ok = false;
+      break;
+    }
+    t.c /= d.m[0].c;
+    ml_push(&quo, &t);
+    /* r -= t * d */
+    mlist tl = {0};
+    mono nt = t;
+    nt.c = t.c == INT64_MIN ? 0 : -t.c;
+    if (t.c == INT64_MIN) ok = false;
+    ml_push(&tl, &nt);
+    mlist prod = ml_mul(&tl, &d);
+    free(tl.m);
+    for (int i = 0; i < prod.n; i++) ml_push(&r, &prod.m[i]);
+    r.bad |= prod.bad;
+    free(prod.m);
+    ml_canon(&r);
+    if (r.bad) ok = false;
+  }
+  free(r.m);
+  free(d.m);
+  if (!ok) return free(quo.m), false;
+  ml_canon(&quo);
+  int64_t v = ml_intern(&quo);
+  if (v == IR_DIM_INVALID) return false;
+  *q = v;
+  return true;
+}
+
+static bool mono_eval(const mono *m, const int64_t *values, int64_t *out) {
+  int64_t v = m->c;
+  for (int k = 0; k < IR_MAX_SYMS; k++)
+    for (int e = 0; e < m->e[k]; e++)
+      if (__builtin_mul_overflow(v, values[k], &v)) return false;
+  *out = v;
+  return true;
+}
+
+bool ir_dim_eval(int64_t d, const int64_t *values, int64_t *out) {
+  if (!ir_dim_is_sym(d)) return *out = d, true;
+  const poly *p = poly_of(d);
+  if (!p) return false;
+  int64_t s = 0, t;
+  for (int i = 0; i < p->n; i++)
+    if (!mono_eval(&T.mono[p->start + i], values, &t) || __builtin_add_overflow(s, t, &s))
+      return false;
+  *out = s;
+  return true;
+}
+
+uint32_t ir_dim_syms(int64_t d) {
+  const poly *p = poly_of(d);
+  if (!p) return 0;
+  uint32_t mask = 0;
+  for (int i = 0; i < p->n; i++)
+    for (int k = 0; k < IR_MAX_SYMS; k++)
+      if (T.mono[p->start + i].e[k]) mask |= 1u << k;
+  return mask;
+}
+
+int ir_dim_sym_id(int64_t d) {
+  const poly *p = poly_of(d);
+  if (!p) return -1;
+  if (p->n != 1 || T.mono[p->start].c != 1) return -1;
+  int id = -1;
+  for (int k = 0; k < IR_MAX_SYMS; k++) {
+    uint8_t e = T.mono[p->start].e[k];
+    if (!e) continue;
+    if (e != 1 || id >= 0) return -1;
+    id = k;
+  }
+  return id;
+}
+
+int ir_dim_first_sym(int64_t d) {
+  uint32_t m = ir_dim_syms(d);
+  for (int k = 0; k < IR_MAX_SYMS; k++)
+    if (m & (1u << k)) return k;
+  return -1;
+}
+
+bool ir_shape_is_static(const ir_shape *s) {
+  for (int i = 0; i < s->rank; i++)
+    if (ir_dim_is_sym(s->d[i])) return false;
+  return true;
+}
+
+int ir_shape_first_sym(const ir_shape *s) {
+  for (int i = 0; i < s->rank; i++) {
+    int k = ir_dim_first_sym(s->d[i]);
+    if (k >= 0) return k;
+  }
+  return -1;
+}
+
+/* ---- printing ---- */
+
+typedef struct {
+  char *buf;
+  size_t n, k;
+} out;
+
+static void put(out *o, const char *s) {
+  if (o->k + 1 >= o->n) return;
+  int w = snprintf(o->buf + o->k, o->n - o->k, "%s", s);
+  if (w > 0) o->k += (size_t)w;
+  if (o->k >= o->n) o->k = o->n - 1;
+}
+
+/* A magnitude; in C, INT64_C() when it does not fit an int. */
+static void put_u(out *o, uint64_t v, bool c) {
+  char s[48];
+  if (c && v > (uint64_t)INT32_MAX)
+    snprintf(s, sizeof s, "INT64_C(%llu)", (unsigned long long)v);
+  else
+    snprintf(s, sizeof s, "%llu", (unsigned long long)v);
+  put(o, s);
+}
+
+/* One printer for both forms: names joined tightly (str), or the symbols'
+ * C identifiers with spaces, parenthesised unless a bare symbol (c). */
+static void print_dim(int64_t d, char *buf, size_t n, bool c) {
+  out o = {buf, n, 0};
+  if (!n) return;
+  buf[0] = 0;
+  if (ir_dim_is_sym(d) && !poly_of(d)) return put(&o, "?");
+  if (!ir_dim_is_sym(d)) {
+    if (d == INT64_MIN) return put(&o, c ? "INT64_MIN" : "-9223372036854775808");
+    if (d < 0) put(&o, "-");
+    return put_u(&o, d < 0 ? (uint64_t)-d : (uint64_t)d, c);
+  }
+  const poly *p = poly_of(d);
+  bool bare = ir_dim_sym_id(d) >= 0;
+  if (c && !bare) put(&o, "(");
+  for (int i = 0; i < p->n; i++) {
+    const mono *m = &T.mono[p->start + i];
+    bool neg = m->c < 0, constant = is_const_mono(m), first = true;
+    uint64_t mag = neg ? 0 - (uint64_t)m->c : (uint64_t)m->c;
+    if (i)
+      put(&o, c ? (neg ? " - " : " + ") : (neg ? "-" : "+"));
+    else if (neg)
+      put(&o, "-");
+    if (mag != 1 || constant) put_u(&o, mag, c), first = false;
+    for (int s = 0; s < IR_MAX_SYMS; s++)
+      for (int e = 0; e < m->e[s]; e++) {
+        if (!first) put(&o, c ? " * " : "*");
+        put(&o, c ? ir_dim_sym_cname(s) : ir_dim_sym_name(s));
+        first = false;
+      }
+  }
+  if (c && !bare) put(&o, ")");
+}
+
+void ir_dim_str(int64_t d, char *buf, size_t n) {
+  print_dim(d, buf, n, false);
+}
+
+void ir_dim_to_c(int64_t d, char *buf, size_t n) {
+  print_dim(d, buf, n, true);
+}
+
+/* ---- decisions ---- */
+
+/* Interval arithmetic with sticky infinities: lo saturates to INT64_MIN
+ * (unbounded) below and is clamped above; hi the other way round, so both
+ * stay sound (lo <= true minimum, hi >= true maximum). */
+static int64_t add_lo(int64_t a, int64_t b) {
+  int64_t r;
+  if (a == INT64_MIN || b == INT64_MIN) return INT64_MIN;
+  if (__builtin_add_overflow(a, b, &r)) return a < 0 ? INT64_MIN : INT64_MAX;
+  return r;
+}
+
+static int64_t add_hi(int64_t a, int64_t b) {
+  int64_t r;
+  if (a == INT64_MAX || b == INT64_MAX) return INT64_MAX;
+  if (__builtin_add_overflow(a, b, &r)) return a > 0 ? INT64_MAX : INT64_MIN + 1;
+  return r;
+}
+
+/* c * prod(v_k^e_k) for v_k >= 1 (INT64_MAX: unbounded), saturated at
+ * +-INT64_MAX, reported as `inf` when any factor is unbounded. */
+static int64_t mono_at(const mono *m, const int64_t *v, bool *inf) {
+  uint64_t mag = m->c < 0 ? 0 - (uint64_t)m->c : (uint64_t)m->c;
+  int64_t p = mag > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)mag;
+  *inf = false;
+  for (int k = 0; k < IR_MAX_SYMS; k++)
+    for (int e = 0; e < m->e[k]; e++) {
+      if (v[k] == INT64_MAX)
+        *inf = true;
+      else if (__builtin_mul_overflow(p, v[k], &p))
+        p = INT64_MAX, *inf = true;
+    }
+  return m->c < 0 ? -p : p;
+}
+
+void ir_dim_range(const ir_graph *g, int64_t d, int64_t *lo, int64_t *hi) {
+  if (!ir_dim_is_sym(d)) {
+    *lo = *hi = d;
+    return;
+  }
+  const poly *p = poly_of(d);
+  if (!p) {
+    *lo = INT64_MIN, *hi = INT64_MAX;
+    return;
+  }
+  int64_t L = 0, H = 0, vlo[IR_MAX_SYMS], vhi[IR_MAX_SYMS];
+  for (int k = 0; k < IR_MAX_SYMS; k++) {
+    vlo[k] = g->sym_lo[k] >= 1 ? g->sym_lo[k] : 1;
+    vhi[k] = g->sym_hi[k];
+  }
+  for (int i = 0; i < p->n; i++) {
+    const mono *m = &T.mono[p->start + i];
+    bool inf_lo, inf_hi;
+    int64_t a = mono_at(m, vlo, &inf_lo), b = mono_at(m, vhi, &inf_hi);
+    if (m->c > 0) {
+      L = add_lo(L, a);
+      H = inf_hi ? INT64_MAX : add_hi(H, b);
+    } else {
+      L = inf_hi ? INT64_MIN : add_lo(L, b);
+      H = add_hi(H, a);
+    }
+  }
+  *lo = L, *hi = H;
+}
+
+unsigned ir_dim_cmp(const ir_graph *g, int64_t a, int64_t b) {
+  if (a == b && ir_dim_valid(a)) return IR_CMP_EQ;
+  int64_t lo, hi;
+  if (!ir_dim_is_sym(a) && !ir_dim_is_sym(b))
+    return a < b ? IR_CMP_LT : a > b ? IR_CMP_GT : IR_CMP_EQ;
+  if (!ir_dim_is_sym(a)) {
+    /* compare against b's range: no subtraction that could overflow */
+    ir_dim_range(g, b, &lo, &hi);
+    return (a < hi ? IR_CMP_LT : 0) | (lo <= a && a <= hi ? IR_CMP_EQ : 0) |
+           (a > lo ? IR_CMP_GT : 0);
+  }
+  if (!ir_dim_is_sym(b)) {
+    ir_dim_range(g, a, &lo, &hi);
+    return (lo < b ? IR_CMP_LT : 0) | (lo <= b && b <= hi ? IR_CMP_EQ : 0) |
+           (hi > b ? IR_CMP_GT : 0);
+  }
+  int64_t diff = ir_dim_sub(a, b);
+  if (diff == IR_DIM_INVALID) return IR_CMP_LT | IR_CMP_EQ | IR_CMP_GT;
+  ir_dim_range(g, diff, &lo, &hi);
+  return (lo < 0 ? IR_CMP_LT : 0) | (lo <= 0 && 0 <= hi ? IR_CMP_EQ : 0) | (hi > 0 ? IR_CMP_GT : 0);
+}
+
+int64_t ir_dim_ref(const ir_graph *g, int64_t d) {
+  if (!ir_dim_is_sym(d)) return d;
+  if (!poly_of(d)) return INT64_MAX / 4;
+  int64_t v[IR_MAX_SYMS], r;
+  for (int k = 0; k < IR_MAX_SYMS; k++) {
+    v[k] = g->sym_hi[k] < IR_DIM_SYM_MAX ? g->sym_hi[k] : 64;
+    if (v[k] < g->sym_lo[k]) v[k] = g->sym_lo[k];
+  }
+  return ir_dim_eval(d, v, &r) && r < INT64_MAX / 4 ? r : INT64_MAX / 4;
+}
+
+/* p = c + k*s for one symbol s: tightens s's bounds from p >= 0. */
+static void tighten(ir_graph *g, int64_t p) {
+  const poly *q = poly_of(p);
+  if (!q) return;
+  int64_t c = 0, k = 0;
+  int s = -1;
+  for (int i = 0; i < q->n; i++) {
+    const mono *m = &T.mono[q->start + i];
+    if (is_const_mono(m)) {
+      c = m->c;
+      continue;
+    }
+    for (int j = 0; j < IR_MAX_SYMS; j++)
+      if (m->e[j]) {
+        if (m->e[j] != 1 || s >= 0) return;
+        s = j;
+      }
+    k = m->c;
+  }
+  if (s < 0 || !k || k == INT64_MIN) return;
+  if (k < 0) { /* s <= floor(c / -k) */
+    int64_t b = c >= 0 ? c / -k : -((-c + -k - 1) / -k);
+    if (b < g->sym_hi[s]) g->sym_hi[s] = b;
+  } else { /* s >= ceil(-c / k) */
+    int64_t b = -c >= 0 ? (-c + k - 1) / k : -(c / k);
+    if (b > g->sym_lo[s]) g->sym_lo[s] = b;
+  }
+}
+
+int ir_assume_nonneg(ir_graph *g, int64_t p, const char *why) {
+  if (g->failed) return -1;
+  if (!ir_dim_valid(p)) return ir_fail(g, "a size overflows");
+  int64_t lo, hi;
+  ir_dim_range(g, p, &lo, &hi);
+  if (lo >= 0) return 0;
+  char s[128];
+  ir_dim_str(p, s, sizeof s);
+  if (hi < 0) return ir_fail(g, "%s >= 0 never holds", s);
+  for (int i = 0; i < g->nassume; i++)
+    if (g->assume[i].p == p) return 0;
+  g->assume = realloc(g->assume, (size_t)(g->nassume + 1) * sizeof *g->assume);
+  IR_ASSERT(g->assume);
+  g->assume[g->nassume++] = (ir_assumption_rec){p, ir_strdup(g, why ? why : g->label)};
+  tighten(g, p);
+  for (int k = 0; k < IR_MAX_SYMS; k++)
+    if (g->sym_lo[k] > g->sym_hi[k])
+      return ir_fail(g, "no value of symbol '%s' satisfies %s >= 0 and the other assumptions",
+                     ir_dim_sym_name(k), s);
+  return 0;
+}
+
+int ir_assumption_count(const ir_graph *g) {
+  return g->nassume;
+}
+
+int64_t ir_assumption(const ir_graph *g, int i, const char **why) {
+  if (why) *why = g->assume[i].why;
+  return g->assume[i].p;
+}
+
+int ir_sym_count(const ir_graph *g) {
+  return g->nsyms;
+}
+
+int ir_sym(const ir_graph *g, int i) {
+  return g->syms[i];
+}
+
+void ir_note_syms(ir_graph *g, const ir_shape *s) {
+  for (int i = 0; i < s->rank; i++) {
+    uint32_t m = ir_dim_syms(s->d[i]);
+    for (int k = 0; k < IR_MAX_SYMS; k++) {
+      if (!(m & (1u << k))) continue;
+      bool have = false;
+      for (int j = 0; j < g->nsyms; j++) have |= g->syms[j] == k;
+      if (!have) g->syms[g->nsyms++] = k;
+    }
+  }
+}
