@@ -13,22 +13,34 @@
 
 static const char usage[] =
     "usage: onnx2c-caten [compile] MODEL.onnx [-o DIR] [--name PREFIX] [options]\n"
-    "       onnx2c-caten run MODEL.onnx -i IN.pb... -o OUTDIR [--expect OUT.pb...]\n"
-    "       onnx2c-caten verify MODEL.onnx [-i IN.pb...] [--seed N]\n"
+    "       onnx2c-caten run MODEL.onnx -i IN.pb... [-o OUTDIR] [--expect OUT.pb...]\n"
+    "       onnx2c-caten run MODEL.onnx --data-set DIR... [-o OUTDIR]\n"
+    "       onnx2c-caten verify MODEL.onnx [-i IN.pb...] [--seed N] [--sym NAME=VALUE...]\n"
     "\n"
     "compile  writes DIR/PREFIX.c, PREFIX.h and PREFIX.weights (default: ./PREFIX.*)\n"
     "run      compiles into a temporary directory, builds with the C compiler, runs\n"
     "         on the inputs and writes OUTDIR/output_K.pb; with --expect, compares\n"
-    "         each output (|a-b| <= atol + rtol|b|) and fails on a mismatch\n"
+    "         each output (|a-b| <= atol + rtol|b|) and fails on a mismatch. With\n"
+    "         --data-set, the one shared object runs on every data set in turn\n"
     "verify   runs the model and onnxruntime on the same inputs (random with a\n"
     "         fixed seed when none are given) and prints PASS/FAIL per output\n"
+    "\n"
+    "Symbolic input dimensions (ONNX dim_param: batch, seq...) stay symbols: the\n"
+    "generated entry function takes their values as arguments, and run/verify\n"
+    "read them off the input tensors' shapes. --dim pins one instead.\n"
     "\n"
     "options:\n"
     "  -o, --output DIR        output directory (compile, run)\n"
     "  -n, --name PREFIX       symbol prefix and file stem (default: model)\n"
     "  -i, --input FILE        an input tensor (.pb); repeat in input order\n"
     "  -e, --expect FILE       an expected output tensor (.pb) for run\n"
-    "  -d, --dim NAME=VALUE    value of a symbolic input dimension (repeatable)\n"
+    "  -d, --dim NAME=VALUE    pin symbolic dimension NAME to VALUE: the code is\n"
+    "                          compiled for that size only (repeatable)\n"
+    "      --data-set DIR      run: inputs DIR/input_J.pb, expected outputs\n"
+    "                          DIR/output_J.pb (the ONNX test layout); repeatable,\n"
+    "                          one compile for all (outputs to OUTDIR/K/ then)\n"
+    "      --sym NAME=VALUE    verify: the value of symbol NAME for the random\n"
+    "                          inputs (the model stays compiled symbolically)\n"
     "      --freeze [NAME=]FILE.pb  fix graph input NAME (default: the tensor's\n"
     "                          name) to the constant in FILE: specialises the model\n"
     "      --dump WHAT         print to stderr: ir-lowered (primitives as lowered),\n"
@@ -53,7 +65,8 @@ static const char usage[] =
 typedef struct {
   const char *cmd, *model, *outdir, *cflags;
   const char *inputs[MAX_FILES], *expects[MAX_FILES], *dims[MAX_FILES], *freeze[MAX_FILES];
-  int nin, nexp, ndims, nfreeze;
+  const char *sets[MAX_FILES], *syms[MAX_FILES];
+  int nin, nexp, ndims, nfreeze, nsets, nsyms;
   unsigned seed;
   double atol, rtol;
   rt_options rt;
@@ -74,7 +87,8 @@ static int parse(int argc, char **argv, args *a) {
       {"freeze", required_argument, 0, 'Z'},  {"no-rewrite", no_argument, 0, 'R'},
       {"atol", required_argument, 0, 'A'},    {"rtol", required_argument, 0, 'T'},
       {"threads", required_argument, 0, 'j'},  {"max-memory", required_argument, 0, 'M'},
-      {"no-tile", no_argument, 0, 'B'},       {"help", no_argument, 0, 'h'},
+      {"no-tile", no_argument, 0, 'B'},       {"data-set", required_argument, 0, 'X'},
+      {"sym", required_argument, 0, 'Y'},     {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0}};
   a->seed = 1;
@@ -102,6 +116,14 @@ static int parse(int argc, char **argv, args *a) {
           strncmp(optarg, "dot=", 4))
         return die("--dump takes ir-lowered, ir, schedule or dot=FILE"), -1;
       a->rt.dump = optarg;
+      break;
+    case 'X':
+      if (a->nsets == MAX_FILES) return die("too many --data-set"), -1;
+      a->sets[a->nsets++] = optarg;
+      break;
+    case 'Y':
+      if (a->nsyms == MAX_FILES || !strchr(optarg, '=')) return die("--sym takes NAME=VALUE"), -1;
+      a->syms[a->nsyms++] = optarg;
       break;
     case 'Z':
       if (a->nfreeze == MAX_FILES) return die("too many --freeze"), -1;
@@ -162,59 +184,130 @@ static void free_tensors(imp_tensor *t, int n) {
   free(t);
 }
 
-/* Compiles, builds and runs `a->model` on `ins`; outputs go to *outs. */
-static int run_model(args *a, const imp_tensor *ins, int nin, imp_tensor **outs, int *nout, char *err, size_t n) {
-  rt_model *m;
-  if (rt_compile(a->model, NULL, &a->rt, &m, err, n)) return -1;
-  int rc = rt_build(m, a->cflags ? a->cflags : "-O2", err, n);
+/* Compiles and builds `a->model` once (into a temporary directory). */
+static int build_model(args *a, rt_model **m, char *err, size_t n) {
+  if (rt_compile(a->model, NULL, &a->rt, m, err, n)) return -1;
+  if (!rt_build(*m, a->cflags ? a->cflags : "-O2", err, n)) return 0;
+  rt_model_free(*m);
+  *m = NULL;
+  return -1;
+}
+
+/* Runs built model `m` on `ins`; outputs go to *outs. */
+static int run_built(args *a, rt_model *m, const imp_tensor *ins, int nin, imp_tensor **outs, int *nout, char *err,
+                     size_t n) {
   *nout = ir_output_count(m->g);
   *outs = calloc((size_t)*nout + 1, sizeof **outs);
-  if (!rc) rc = rt_run(m, ins, nin, *outs, err, n);
+  int rc = rt_run(m, ins, nin, *outs, err, n);
   if (!rc && a->rt.verbose) fprintf(stderr, "onnx2c-caten: run       %8.3f ms\n", m->run_ms);
-  rt_model_free(m);
   return rc;
 }
 
-static int read_inputs(args *a, imp_tensor **ins, char *err, size_t n) {
-  *ins = calloc((size_t)a->nin + 1, sizeof **ins);
-  for (int i = 0; i < a->nin; i++)
-    if (rt_tensor_read(a->inputs[i], &(*ins)[i], err, n)) return -1;
-  return 0;
+/* One set of input files and expected outputs for run. */
+typedef struct {
+  char *inputs[MAX_FILES], *expects[MAX_FILES];
+  int nin, nexp;
+  const char *dir; /* --data-set DIR, or NULL for -i / -e */
+} data_set;
+
+static void free_set(data_set *d) {
+  for (int i = 0; i < d->nin; i++) free(d->inputs[i]);
+  for (int i = 0; i < d->nexp; i++) free(d->expects[i]);
 }
 
-static int cmd_run(args *a) {
-  char err[2048];
-  imp_tensor *ins, *outs = NULL;
-  int nout = 0, rc = read_inputs(a, &ins, err, sizeof err);
-  if (!rc) rc = run_model(a, ins, a->nin, &outs, &nout, err, sizeof err);
-  if (!rc && a->outdir) {
-    mkdir(a->outdir, 0777);
+/* DIR/PREFIX_J.pb for J = 0, 1, ... while the files exist. */
+static int list_files(const char *dir, const char *prefix, char **out) {
+  int n = 0;
+  for (; n < MAX_FILES; n++) {
+    char p[4200];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s_%d.pb", dir, prefix, n);
+    if (stat(p, &st)) break;
+    out[n] = strdup(p);
+  }
+  return n;
+}
+
+/* The sets run uses: one of -i / -e, then one per --data-set. */
+static data_set *collect_sets(args *a, int *nsets) {
+  data_set *sets = calloc((size_t)a->nsets + 2, sizeof *sets);
+  int n = 0;
+  if (a->nin || a->nexp) {
+    for (int i = 0; i < a->nin; i++) sets[n].inputs[sets[n].nin++] = strdup(a->inputs[i]);
+    for (int i = 0; i < a->nexp; i++) sets[n].expects[sets[n].nexp++] = strdup(a->expects[i]);
+    n++;
+  }
+  for (int k = 0; k < a->nsets; k++, n++) {
+    sets[n].dir = a->sets[k];
+    sets[n].nin = list_files(a->sets[k], "input", sets[n].inputs);
+    sets[n].nexp = list_files(a->sets[k], "output", sets[n].expects);
+  }
+  *nsets = n;
+  return sets;
+}
+
+/* Runs one set: writes the outputs to `outdir` (if any) and compares them
+ * with the expected ones; 0, 1 (mismatch) or -1 (error, in err). */
+static int run_set(args *a, rt_model *m, const data_set *d, const char *outdir, char *err, size_t n) {
+  imp_tensor *ins = calloc((size_t)d->nin + 1, sizeof *ins), *outs = NULL;
+  int nout = 0, rc = d->dir && !d->nin ? (snprintf(err, n, "%s: no input_0.pb", d->dir), -1) : 0;
+  for (int i = 0; i < d->nin && !rc; i++) rc = rt_tensor_read(d->inputs[i], &ins[i], err, n);
+  if (!rc) rc = run_built(a, m, ins, d->nin, &outs, &nout, err, n);
+  if (!rc && outdir) {
+    mkdir(outdir, 0777);
     for (int i = 0; i < nout && !rc; i++) {
       char p[4200];
-      snprintf(p, sizeof p, "%s/output_%d.pb", a->outdir, i);
-      rc = rt_tensor_write(p, &outs[i], err, sizeof err);
+      snprintf(p, sizeof p, "%s/output_%d.pb", outdir, i);
+      rc = rt_tensor_write(p, &outs[i], err, n);
     }
   }
-  if (!rc && a->nexp) {
-    if (a->nexp != nout) rc = (snprintf(err, sizeof err, "%d expected outputs given, the model has %d", a->nexp, nout), -1);
-    for (int i = 0; i < nout && !rc; i++) {
+  if (!rc && d->nexp) {
+    if (d->nexp != nout) rc = (snprintf(err, n, "%d expected outputs given, the model has %d", d->nexp, nout), -1);
+    for (int i = 0; i < nout && rc >= 0; i++) {
       imp_tensor want;
-      if ((rc = rt_tensor_read(a->expects[i], &want, err, sizeof err))) break;
-      rt_diff d;
-      bool ok = rt_compare(&outs[i], &want, a->atol, a->rtol, &d);
+      if (rt_tensor_read(d->expects[i], &want, err, n)) {
+        rc = -1;
+        break;
+      }
+      rt_diff df;
+      bool ok = rt_compare(&outs[i], &want, a->atol, a->rtol, &df);
       char sh[128];
       ir_shape_str(&want.shape, sh, sizeof sh);
+      if (d->dir) printf("%s: ", d->dir);
       printf("output %d '%s' %s%s: max abs %.3g, max rel %.3g, %lld mismatches: %s\n", i, outs[i].name,
-             ir_dtype_name(want.dtype), sh, d.max_abs, d.max_rel, (long long)d.mismatches,
-             ok ? "PASS" : d.shape_ok ? "FAIL" : "FAIL (dtype or shape differs)");
+             ir_dtype_name(want.dtype), sh, df.max_abs, df.max_rel, (long long)df.mismatches,
+             ok ? "PASS" : df.shape_ok ? "FAIL" : "FAIL (dtype or shape differs)");
       if (!ok) rc = 1;
       imp_tensor_free(&want);
     }
   }
-  free_tensors(ins, a->nin);
+  free_tensors(ins, d->nin);
   free_tensors(outs, nout);
-  if (rc < 0) return die(err);
   return rc;
+}
+
+/* run: one compile and build, then every data set in turn (an error in one
+ * set is reported and the others still run). */
+static int cmd_run(args *a) {
+  char err[2048];
+  int nsets, status = 0;
+  data_set *sets = collect_sets(a, &nsets);
+  rt_model *m = NULL;
+  if (!nsets) status = die("run needs inputs: -i FILE... or --data-set DIR");
+  else if (build_model(a, &m, err, sizeof err)) status = die(err);
+  for (int k = 0; m && k < nsets; k++) {
+    char dir[4300];
+    if (a->outdir && nsets > 1) mkdir(a->outdir, 0777), snprintf(dir, sizeof dir, "%s/%d", a->outdir, k);
+    else if (a->outdir) snprintf(dir, sizeof dir, "%s", a->outdir);
+    int rc = run_set(a, m, &sets[k], a->outdir ? dir : NULL, err, sizeof err);
+    if (rc < 0 && sets[k].dir) fprintf(stderr, "onnx2c-caten: %s: %s\n", sets[k].dir, err);
+    else if (rc < 0) die(err);
+    if (rc) status = 1;
+  }
+  rt_model_free(m);
+  for (int k = 0; k < nsets; k++) free_set(&sets[k]);
+  free(sets);
+  return status;
 }
 
 static uint64_t rng_next(uint64_t *s) {
@@ -222,17 +315,44 @@ static uint64_t rng_next(uint64_t *s) {
   return *s;
 }
 
+/* The values --sym gives the graph's symbols (by symbol id). */
+static int sym_values(args *a, const ir_graph *g, int64_t *vals, char *err, size_t n) {
+  for (int i = 0; i < ir_sym_count(g); i++) {
+    const char *name = ir_dim_sym_name(ir_sym(g, i));
+    size_t len = strlen(name);
+    bool found = false;
+    for (int j = 0; j < a->nsyms && !found; j++) {
+      if (strncmp(a->syms[j], name, len) || a->syms[j][len] != '=') continue;
+      char *end;
+      long long v = strtoll(a->syms[j] + len + 1, &end, 10);
+      if (*end || end == a->syms[j] + len + 1 || v < 0 || v > 1 << 20)
+        return snprintf(err, n, "--sym %s: the value must be a whole number in 0..%d", a->syms[j], 1 << 20), -1;
+      vals[ir_sym(g, i)] = v;
+      found = true;
+    }
+    if (!found)
+      return snprintf(err, n, "verify makes random inputs: give symbol '%s' a value with --sym %s=N (or --dim %s=N to pin it)",
+                      name, name, name), -1;
+  }
+  return 0;
+}
+
 /* Random inputs for verify: floats in [-1, 1), integers in [0, 4), booleans. */
 static int random_inputs(args *a, const char *dir, char paths[][4200], int *n, char *err, size_t errlen) {
   ir_graph *g;
   if (imp_load(a->model, &a->rt.imp, &g, err, errlen)) return -1;
   uint64_t s = 0x9E3779B97F4A7C15ull ^ a->seed;
+  int64_t vals[IR_MAX_SYMS] = {0};
   *n = ir_input_count(g) < MAX_FILES ? ir_input_count(g) : MAX_FILES;
-  int rc = 0;
+  int rc = sym_values(a, g, vals, err, errlen);
   for (int i = 0; i < *n && !rc; i++) {
     const ir_node *x = ir_node_get(g, ir_input_ref(g, i));
-    imp_tensor t = {.name = (char *)x->name, .dtype = x->dtype, .shape = x->shape};
-    int64_t N = ir_shape_numel(&x->shape);
+    imp_tensor t = {.name = (char *)x->name, .dtype = x->dtype};
+    if (!rt_shape_at(&x->shape, vals, &t.shape)) {
+      rc = (snprintf(err, errlen, "input '%s' is too large at these --sym values", x->name), -1);
+      break;
+    }
+    int64_t N = ir_shape_numel(&t.shape);
     t.bytes = (size_t)N * ir_dtype_size(x->dtype);
     t.data = malloc(t.bytes + 1);
     for (int64_t k = 0; k < N; k++) {
@@ -262,7 +382,10 @@ static int cmd_verify(args *a) {
   imp_tensor *ins = calloc((size_t)nin + 1, sizeof *ins), *outs = NULL;
   int nout = 0;
   for (int i = 0; i < nin && !rc; i++) rc = rt_tensor_read(files[i], &ins[i], err, sizeof err);
-  if (!rc) rc = run_model(a, ins, nin, &outs, &nout, err, sizeof err);
+  rt_model *m = NULL;
+  if (!rc) rc = build_model(a, &m, err, sizeof err);
+  if (!rc) rc = run_built(a, m, ins, nin, &outs, &nout, err, sizeof err);
+  rt_model_free(m);
   snprintf(outdir, sizeof outdir, "%s/ort", dir);
   if (!rc) rc = rt_ort_run(a->model, files, nin, outdir, err, sizeof err);
   bool all = true;

@@ -57,6 +57,18 @@ void cg_line(cg_buf *b, int depth, const char *fmt, ...) __attribute__((format(p
 int cg_kernel_arg(const cg_kernel *c, int buf);
 void cg_need_helper(cg_out *o, ir_dtype t);
 void cg_need_cast(cg_out *o, ir_dtype from, ir_dtype to);
+/* " *   input 0 'ids': i64 [batch,seq]" (program.c). */
+void cg_io_comment(FILE *h, const sched_program *p, const char *what, ir_ref r, int i, const char *name);
+/* Symbolic dimensions (dims.c): the symbols a printed kernel body uses
+ * (bit per symbol id; the locals of non-affine extents are prepended to
+ * the body), as parameters / call arguments; the entry function around the
+ * kernel calls; the header. */
+uint32_t cg_dims_used(const sched_program *p, cg_buf *body);
+void cg_dims_params(cg_buf *o, uint32_t syms);
+void cg_dims_args(cg_buf *o, uint32_t syms);
+void cg_dims_entry_begin(FILE *c, const sched_program *p, const char *N);
+void cg_dims_entry_end(FILE *c, const sched_program *p, const char *N);
+void cg_dims_header(FILE *h, const sched_program *p, const char *N);
 /* Prints the loop nest of c->k into c->body (emit.c). */
 int cg_kernel_body(cg_kernel *c);
 

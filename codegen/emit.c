@@ -57,30 +57,61 @@ static void literal(cg_buf *o, ir_dtype t, double f, int64_t i) {
   }
 }
 
+/* A dimension, stride, offset or bound as C: a number, or the expression
+ * of a symbolic one over the symbols (kernel parameters, see dims.c). */
+typedef struct {
+  char s[256];
+} cg_dimstr;
+
+static cg_dimstr D(int64_t d) {
+  cg_dimstr r;
+  if (ir_dim_is_sym(d))
+    ir_dim_to_c(d, r.s, sizeof r.s);
+  else
+    snprintf(r.s, sizeof r.s, "%lld", (long long)d);
+  return r;
+}
+
+/* A LOAD's value: a literal, or a symbolic dimension known at run time. */
+static void render_load(cg_buf *o, const ir_node *n) {
+  if (n->sym_value)
+    cg_printf(o, "((int64_t)%s)", D(n->ival).s);
+  else
+    literal(o, n->dtype, n->fval, n->ival);
+}
+
 /* Element `idx` (one C expression per axis of `shape`) of a buffer laid out
  * as `stride`/`offset`; axes of size 1 or stride 0 are left out. */
 static void render_address(cg_buf *o, int64_t offset, const int64_t *stride, const ir_shape *shape,
                            char *const *idx) {
   bool any = false;
-  if (offset) cg_printf(o, "%lld", (long long)offset), any = true;
+  if (offset) cg_printf(o, "%s", D(offset).s), any = true;
   for (int k = 0; k < shape->rank; k++) {
     if (shape->d[k] == 1 || stride[k] == 0 || !strcmp(idx[k], "0")) continue;
     cg_printf(o, "%s", any ? " + " : "");
     if (stride[k] == 1)
       cg_printf(o, "%s", idx[k]);
     else
-      cg_printf(o, "%lld * %s", (long long)stride[k], idx[k]);
+      cg_printf(o, "%s * %s", D(stride[k]).s, idx[k]);
     any = true;
   }
   if (!any) cg_printf(o, "0");
 }
 
+/* Is axis k of `v` read over its whole extent? (Bounds keep 0 <= lo <= hi
+ * <= d, so for symbolic ones that is lo == 0 and hi == d.) */
+static bool unmasked_axis(const ir_view *v, int k) {
+  if (ir_dim_is_sym(v->lo[k]) || ir_dim_is_sym(v->hi[k]) || ir_dim_is_sym(v->shape.d[k]))
+    return v->lo[k] == 0 && v->hi[k] == v->shape.d[k];
+  return v->lo[k] <= 0 && v->hi[k] >= v->shape.d[k];
+}
+
 static void render_mask(cg_buf *o, const ir_view *v, char *const *idx) {
   bool first = true;
   for (int k = 0; k < v->shape.rank; k++) {
-    if (v->lo[k] <= 0 && v->hi[k] >= v->shape.d[k]) continue;
-    cg_printf(o, "%s%s >= %lld && %s < %lld", first ? "" : " && ", idx[k], (long long)v->lo[k],
-              idx[k], (long long)v->hi[k]);
+    if (unmasked_axis(v, k)) continue;
+    cg_printf(o, "%s%s >= %s && %s < %s", first ? "" : " && ", idx[k], D(v->lo[k]).s, idx[k],
+              D(v->hi[k]).s);
     first = false;
   }
 }
@@ -118,8 +149,8 @@ static const char *render_index(cg_kernel *c, ir_ref r, char *const *idx) {
   if (n->view.gstrict) {
     /* out of range: flag the error and read row 0 instead (valid memory) */
     int ok = c->nvars++;
-    cg_line(&c->pre, c->depth, "const int64_t v%d = (v%d < 0 || v%d >= %lld) ? (err = 1, 0) : v%d;",
-            ok, var, var, (long long)n->view.gbound, var);
+    cg_line(&c->pre, c->depth, "const int64_t v%d = (v%d < 0 || v%d >= %s) ? (err = 1, 0) : v%d;",
+            ok, var, var, D(n->view.gbound).s, var);
     var = ok;
     c->has_index = true;
   }
@@ -153,7 +184,7 @@ static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
     cg_printf(o, ") ? ");
   }
   if (src->op == IR_LOAD) {
-    literal(o, src->dtype, src->fval, src->ival);
+    render_load(o, src);
   } else if (c->p->buf_of[n->src[0]] < 0) {
     /* an inline source through a broadcast or transpose (checked by the scheduler) */
     int map[IR_MAX_RANK];
@@ -167,10 +198,10 @@ static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
     if (e) snprintf(ev, sizeof ev, "%s", e);
     /* a lenient indexed read gives 0 out of range, as the one-hot it replaced */
     if (e && !n->view.gstrict)
-      cg_printf(o, "((%s >= 0 && %s < %lld) ? ", ev, ev, (long long)n->view.gbound);
+      cg_printf(o, "((%s >= 0 && %s < %s) ? ", ev, ev, D(n->view.gbound).s);
     cg_printf(o, "b%d[", cg_kernel_arg(c, c->p->buf_of[n->src[0]]));
     render_address(o, n->view.offset, n->view.stride, &n->shape, idx);
-    if (e) cg_printf(o, " + %lld * %s", (long long)n->view.gstride, ev);
+    if (e) cg_printf(o, " + %s * %s", D(n->view.gstride).s, ev);
     cg_printf(o, "]");
     if (e && !n->view.gstrict) {
       cg_printf(o, " : ");
@@ -320,7 +351,7 @@ static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bo
     return;
   }
   switch (n->op) {
-  case IR_LOAD: literal(o, n->dtype, n->fval, n->ival); return;
+  case IR_LOAD: render_load(o, n); return;
   case IR_INDEX_COMPONENTS: {
     cg_printf(o, "((int64_t)");
     render_address(o, n->base, n->coef, &n->shape, idx);
@@ -375,9 +406,8 @@ static void render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *con
       gidx[j] = c->k->gather_ids[stage][j] >= 0 ? space_idx[c->k->gather_ids[stage][j]] : "0";
     render_value(c, &v, gv->src[1], gidx, false);
     if (gv->view.gstrict) {
-      cg_printf(&line, "g%d = (int64_t)%s;\n%*sif (g%d < 0 || g%d >= %lld) err = 1, g%d = 0;",
-                stage, v.s, 2 * (c->depth - 1), "", stage, stage, (long long)gv->view.gbound,
-                stage);
+      cg_printf(&line, "g%d = (int64_t)%s;\n%*sif (g%d < 0 || g%d >= %s) err = 1, g%d = 0;", stage,
+                v.s, 2 * (c->depth - 1), "", stage, stage, D(gv->view.gbound).s, stage);
       c->has_index = true;
     } else {
       cg_printf(&line, "g%d = (int64_t)%s;", stage, v.s);
@@ -638,9 +668,12 @@ static void simd_pragma(cg_kernel *c, isl_ast_node *loop) {
  * region costs microseconds. Tiles are handed out one at a time: cores of a
  * VM need not run at the same speed, and a tile is tens of microseconds. */
 static void parallel_pragma(cg_kernel *c) {
-  double work = 1;
-  for (int i = 0; i < c->k->naxes; i++) work *= (double)c->k->space.d[c->k->axes[i]];
-  if (c->threads < 2 || work < 65536 || !c->k->nouter || c->k->space.d[c->k->outer[0]] < 2) return;
+  double work = 1; /* symbolic extents: at the reference point */
+  for (int i = 0; i < c->k->naxes; i++)
+    work *= (double)ir_dim_ref(c->p->g, c->k->space.d[c->k->axes[i]]);
+  if (c->threads < 2 || work < 65536 || !c->k->nouter ||
+      ir_dim_ref(c->p->g, c->k->space.d[c->k->outer[0]]) < 2)
+    return;
   cg_buf priv = {0};
   for (int i = 0; i < c->k->nstages; i++) {
     cg_printf(&priv, "%sacc%d", priv.n ? ", " : "", i);

@@ -182,7 +182,10 @@ static int lower_squeeze(imp_node *n) {
   uint32_t mask = 0;
   if (cnt < 0) {
     /* which axes are 1 must be known now: a symbol may be 1 at run time */
-    if (ir_shape_first_sym(&s) >= 0) return imp_fail_sym(n, ir_shape_numel(&s), "Squeeze without axes");
+    int k = ir_shape_first_sym(&s);
+    if (k >= 0)
+      return imp_fail(n, "without axes, which dimensions are 1 depends on symbol '%s' at run time; give it a value with --dim %s=N",
+                      ir_dim_sym_name(k), ir_dim_sym_name(k));
     for (int i = 0; i < s.rank; i++)
       if (s.d[i] == 1) mask |= 1u << i;
   } else if (!axes_mask(n, ax, cnt, s.rank, &mask)) {

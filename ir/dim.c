@@ -199,7 +199,10 @@ static bool reserved_cname(const char *s) {
       "outputs", "weights",   "arena",     "dims",   "off",      "w",        "a",
       "err",     "floord",    "sqrt",      "sqrtf",  "exp2",     "exp2f",    "log2",
       "log2f",   "sin",       "sinf",      "fmod",   "fmodf",    "NAN",      "INFINITY",
-      "INT64_C", "INT64_MIN", "INT64_MAX", "NULL",   "size_t",   "main"};
+      "INT64_C", "INT64_MIN", "INT64_MAX", "NULL",   "size_t",   "main",
+      /* words of isl's input syntax: symbols are isl parameters too */
+      "exists", "and", "or", "xor", "implies", "not", "mod", "floor", "ceil", "floord", "ceild",
+      "min", "max", "rat", "infty", "NaN", "true", "false", "domain", "range", "cond", "select"};
   for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
     if (!strcmp(s, words[i])) return true;
   if (s[0] == '_' || !strncmp(s, "o2c", 3) || !strncmp(s, "O2C", 3)) return true;
@@ -397,6 +400,18 @@ bool ir_dim_eval(int64_t d, const int64_t *values, int64_t *out) {
   return true;
 }
 
+bool ir_dim_is_affine(int64_t d) {
+  const poly *p = poly_of(d);
+  if (!p) return !ir_dim_is_sym(d);
+  for (int i = 0; i < p->n; i++) {
+    const mono *m = &T.mono[p->start + i];
+    int deg = 0;
+    for (int k = 0; k < IR_MAX_SYMS; k++) deg += m->e[k];
+    if (deg > 1 || m->c > INT32_MAX || m->c < -INT32_MAX) return false;
+  }
+  return true;
+}
+
 uint32_t ir_dim_syms(int64_t d) {
   const poly *p = poly_of(d);
   if (!p) return 0;
@@ -466,33 +481,43 @@ static void put_u(out *o, uint64_t v, bool c) {
   put(o, s);
 }
 
-/* One printer for both forms: names joined tightly (str), or the symbols'
- * C identifiers with spaces, parenthesised unless a bare symbol (c). */
-static void print_dim(int64_t d, char *buf, size_t n, bool c) {
+typedef enum { PRINT_STR, PRINT_C, PRINT_BOUND } print_mode;
+
+/* One printer for three forms: names joined tightly (STR); the symbols' C
+ * identifiers with spaces, parenthesised unless a bare symbol (C); the sum
+ * of the monomials' magnitudes in double (BOUND). */
+static void print_dim(int64_t d, char *buf, size_t n, print_mode mode) {
   out o = {buf, n, 0};
+  bool c = mode != PRINT_STR, bound = mode == PRINT_BOUND;
   if (!n) return;
   buf[0] = 0;
   if (ir_dim_is_sym(d) && !poly_of(d)) return put(&o, "?");
   if (!ir_dim_is_sym(d)) {
-    if (d == INT64_MIN) return put(&o, c ? "INT64_MIN" : "-9223372036854775808");
-    if (d < 0) put(&o, "-");
-    return put_u(&o, d < 0 ? (uint64_t)-d : (uint64_t)d, c);
+    if (d == INT64_MIN) return put(&o, bound ? "9223372036854775808.0" : c ? "INT64_MIN" : "-9223372036854775808");
+    if (d < 0 && !bound) put(&o, "-");
+    put_u(&o, d < 0 ? 0 - (uint64_t)d : (uint64_t)d, c && !bound);
+    if (bound) put(&o, ".0");
+    return;
   }
   const poly *p = poly_of(d);
-  bool bare = ir_dim_sym_id(d) >= 0;
+  bool bare = ir_dim_sym_id(d) >= 0 && !bound;
   if (c && !bare) put(&o, "(");
   for (int i = 0; i < p->n; i++) {
     const mono *m = &T.mono[p->start + i];
-    bool neg = m->c < 0, constant = is_const_mono(m), first = true;
-    uint64_t mag = neg ? 0 - (uint64_t)m->c : (uint64_t)m->c;
+    bool neg = m->c < 0 && !bound, constant = is_const_mono(m), first = true;
+    uint64_t mag = m->c < 0 ? 0 - (uint64_t)m->c : (uint64_t)m->c;
     if (i)
       put(&o, c ? (neg ? " - " : " + ") : (neg ? "-" : "+"));
     else if (neg)
       put(&o, "-");
-    if (mag != 1 || constant) put_u(&o, mag, c), first = false;
+    if (mag != 1 || constant || bound) {
+      put_u(&o, mag, c && !bound), first = false;
+      if (bound) put(&o, ".0");
+    }
     for (int s = 0; s < IR_MAX_SYMS; s++)
       for (int e = 0; e < m->e[s]; e++) {
         if (!first) put(&o, c ? " * " : "*");
+        if (bound) put(&o, "(double)");
         put(&o, c ? ir_dim_sym_cname(s) : ir_dim_sym_name(s));
         first = false;
       }
@@ -501,11 +526,15 @@ static void print_dim(int64_t d, char *buf, size_t n, bool c) {
 }
 
 void ir_dim_str(int64_t d, char *buf, size_t n) {
-  print_dim(d, buf, n, false);
+  print_dim(d, buf, n, PRINT_STR);
 }
 
 void ir_dim_to_c(int64_t d, char *buf, size_t n) {
-  print_dim(d, buf, n, true);
+  print_dim(d, buf, n, PRINT_C);
+}
+
+void ir_dim_bound_c(int64_t d, char *buf, size_t n) {
+  print_dim(d, buf, n, PRINT_BOUND);
 }
 
 /* ---- decisions ---- */

@@ -178,6 +178,9 @@ int64_t ir_dim_mul(int64_t a, int64_t b);
 int64_t ir_dim_neg(int64_t a);
 /* a / b when b divides a exactly as polynomials (true), else false. */
 bool ir_dim_div_exact(int64_t a, int64_t b, int64_t *q);
+/* Every monomial of `d` has degree <= 1 and a coefficient that fits an int:
+ * an affine expression of the symbols (isl can take it as is). */
+bool ir_dim_is_affine(int64_t d);
 /* The value of `d` with symbol k = values[k]; false on overflow or invalid. */
 bool ir_dim_eval(int64_t d, const int64_t *values, int64_t *out);
 /* Bit k set when symbol k occurs in `d`. */
@@ -192,8 +195,12 @@ const char *ir_dim_sym_name(int id);
 const char *ir_dim_sym_cname(int id);
 /* "64*seq+1" (for dumps and messages); "?" for IR_DIM_INVALID. */
 void ir_dim_str(int64_t d, char *buf, size_t n);
-/* The C expression of `d` over the symbols' C names, e.g. "(64 * seq + 1)". */
+/* The C expression of `d` over the symbols' C names, e.g. "(64 * seq + 1)".
+ * ir_dim_bound_c: the sum of the magnitudes of its monomials in double
+ * ("(64.0 * (double)seq + 1.0)"), a bound on every partial sum its int64
+ * evaluation makes (for the generated code's overflow check). */
 void ir_dim_to_c(int64_t d, char *buf, size_t n);
+void ir_dim_bound_c(int64_t d, char *buf, size_t n);
 bool ir_shape_is_static(const ir_shape *s);
 /* Lowest symbol in any dimension of `s`, or -1. */
 int ir_shape_first_sym(const ir_shape *s);

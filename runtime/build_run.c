@@ -24,6 +24,8 @@ void rt_unload(rt_model *m) {
   if (m->so) dlclose(m->so);
   m->so = NULL;
   m->run = NULL;
+  m->run_dims = NULL;
+  m->arena_size_dims = NULL;
   free(m->weights);
   m->weights = NULL;
 }
@@ -56,6 +58,13 @@ int rt_build(rt_model *m, const char *cflags, char *err, size_t n) {
   snprintf(sym, sizeof sym, "%s_run", m->name);
   *(void **)&m->run = dlsym(m->so, sym);
   if (!m->run) return snprintf(err, n, "%s: no symbol %s", so, sym), -1;
+  if (ir_sym_count(m->g)) {
+    snprintf(sym, sizeof sym, "%s_run_dims", m->name);
+    *(void **)&m->run_dims = dlsym(m->so, sym);
+    snprintf(sym, sizeof sym, "%s_arena_size_dims", m->name);
+    *(void **)&m->arena_size_dims = dlsym(m->so, sym);
+    if (!m->run_dims || !m->arena_size_dims) return snprintf(err, n, "%s: no symbol %s", so, sym), -1;
+  }
   /* weights: read the file into 64-byte aligned memory */
   snprintf(c, sizeof c, "%s/%s.weights", m->dir, m->name);
   size_t size = (size_t)m->p->weights_size;
@@ -77,49 +86,117 @@ static int match_input(rt_model *m, const imp_tensor *ins, int nin, int i) {
   return i < nin ? i : -1;
 }
 
+bool rt_shape_at(const ir_shape *s, const int64_t *vals, ir_shape *out) {
+  *out = *s;
+  for (int k = 0; k < s->rank; k++)
+    if (!ir_dim_eval(s->d[k], vals, &out->d[k])) return false;
+  return true;
+}
+
+int rt_bind_dims(const ir_graph *g, const ir_shape *shapes, int64_t *vals, char *err, size_t n) {
+  int from[IR_MAX_SYMS];
+  for (int k = 0; k < IR_MAX_SYMS; k++) from[k] = -1, vals[k] = 0;
+  /* bare symbols bind, then every dimension must agree */
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < ir_input_count(g); i++) {
+      const ir_node *x = ir_node_get(g, ir_input_ref(g, i));
+      if (shapes[i].rank != x->shape.rank)
+        return snprintf(err, n, "input '%s' must have rank %d, got %d", x->name, x->shape.rank, shapes[i].rank), -1;
+      for (int a = 0; a < x->shape.rank; a++) {
+        int64_t d = x->shape.d[a], want;
+        int k = ir_dim_sym_id(d);
+        if (!pass && k >= 0 && from[k] < 0) {
+          vals[k] = shapes[i].d[a], from[k] = i;
+          continue;
+        }
+        if (!pass) continue;
+        char ds[96];
+        ir_dim_str(d, ds, sizeof ds);
+        if (!ir_dim_eval(d, vals, &want) || want != shapes[i].d[a]) {
+          if (k >= 0)
+            return snprintf(err, n, "input '%s' axis %d is %lld, but symbol '%s' is %lld (from input '%s')", x->name,
+                            a, (long long)shapes[i].d[a], ds, (long long)vals[k],
+                            ir_node_get(g, ir_input_ref(g, from[k]))->name), -1;
+          return snprintf(err, n, "input '%s' axis %d is %lld, not %s", x->name, a, (long long)shapes[i].d[a], ds), -1;
+        }
+      }
+    }
+  return 0;
+}
+
+/* The output shapes at the symbols' values, as tensors to be filled. A
+ * shape that cannot exist (overflow, negative) gets no buffer: the entry
+ * function must refuse those dimensions before writing anything. */
+static void make_outputs(rt_model *m, const int64_t *vals, imp_tensor *outs, void **optr) {
+  for (int i = 0; i < ir_output_count(m->g); i++) {
+    const ir_node *x = ir_node_get(m->g, ir_output(m->g, i));
+    memset(&outs[i], 0, sizeof outs[i]);
+    outs[i].name = strdup(ir_output_name(m->g, i));
+    outs[i].dtype = x->dtype;
+    bool ok = rt_shape_at(&x->shape, vals, &outs[i].shape);
+    uint64_t numel = 1;
+    for (int k = 0; ok && k < outs[i].shape.rank; k++) {
+      int64_t d = outs[i].shape.d[k];
+      ok = d >= 0 && (!d || numel <= ((uint64_t)1 << 40) / (uint64_t)d);
+      numel *= ok ? (uint64_t)d : 1;
+    }
+    outs[i].bytes = ok ? (size_t)numel * ir_dtype_size(x->dtype) : 0;
+    outs[i].data = ok ? calloc(1, outs[i].bytes + 1) : NULL;
+    optr[i] = outs[i].data;
+  }
+}
+
 int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *err, size_t n) {
   int ni = ir_input_count(m->g), no = ir_output_count(m->g);
+  bool sym = ir_sym_count(m->g) > 0;
   const void **iptr = calloc((size_t)ni + 1, sizeof *iptr);
   void **optr = calloc((size_t)no + 1, sizeof *optr);
-  void *arena = aligned_alloc(64, (size_t)m->p->arena_size + 64);
+  ir_shape *shapes = calloc((size_t)ni + 1, sizeof *shapes);
+  int64_t vals[IR_MAX_SYMS] = {0};
   int rc = 0;
-  if (!iptr || !optr || !arena) abort();
+  if (!iptr || !optr || !shapes) abort();
   for (int i = 0; i < ni && !rc; i++) {
     const ir_node *x = ir_node_get(m->g, ir_input_ref(m->g, i));
     int k = match_input(m, ins, nin, i);
     char a[128], b[128];
     if (k < 0) {
       rc = (snprintf(err, n, "no tensor given for input '%s'", x->name), -1);
-    } else if (ins[k].dtype != x->dtype || !ir_shape_eq(&ins[k].shape, &x->shape)) {
+    } else if (ins[k].dtype != x->dtype || (!sym && !ir_shape_eq(&ins[k].shape, &x->shape))) {
       ir_shape_str(&x->shape, a, sizeof a);
       ir_shape_str(&ins[k].shape, b, sizeof b);
       rc = (snprintf(err, n, "input '%s' must be %s%s, got %s%s", x->name, ir_dtype_name(x->dtype), a,
                     ir_dtype_name(ins[k].dtype), b), -1);
     } else {
       iptr[i] = ins[k].data;
+      shapes[i] = ins[k].shape;
     }
   }
-  for (int i = 0; i < no; i++) {
-    const ir_node *x = ir_node_get(m->g, ir_output(m->g, i));
-    memset(&outs[i], 0, sizeof outs[i]);
-    outs[i].name = strdup(ir_output_name(m->g, i));
-    outs[i].dtype = x->dtype;
-    outs[i].shape = x->shape;
-    outs[i].bytes = (size_t)ir_shape_numel(&x->shape) * ir_dtype_size(x->dtype);
-    outs[i].data = calloc(1, outs[i].bytes + 1);
-    optr[i] = outs[i].data;
-  }
+  if (!rc && sym) rc = rt_bind_dims(m->g, shapes, vals, err, n);
+  for (int i = 0; i < ir_sym_count(m->g); i++) m->dims[i] = vals[ir_sym(m->g, i)];
+  make_outputs(m, vals, outs, optr);
+  /* the model says how much arena these dimensions need (0: it refuses them) */
+  size_t asize = !sym ? (size_t)m->p->arena_size : rc ? 0 : m->arena_size_dims(m->dims);
+  void *arena = aligned_alloc(64, (asize + 63) / 64 * 64 + 64);
+  if (!arena) abort();
   if (!rc) {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int st = m->run(iptr, optr, m->weights, arena);
+    int st = sym ? m->run_dims(iptr, optr, m->weights, arena, m->dims) : m->run(iptr, optr, m->weights, arena);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     m->run_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
     if (st == 1) rc = (snprintf(err, n, "the model reported an index out of range"), -1);
-    else if (st) rc = (snprintf(err, n, "the model returned error status %d", st), -1);
+    else if (st == 2 && sym) {
+      size_t k = (size_t)snprintf(err, n, "the model refused the dimensions (");
+      for (int i = 0; i < ir_sym_count(m->g) && k < n; i++)
+        k += (size_t)snprintf(err + k, n - k, "%s%s=%lld", i ? ", " : "", ir_dim_sym_name(ir_sym(m->g, i)),
+                              (long long)m->dims[i]);
+      if (k < n) snprintf(err + k, n - k, "): outside what it was compiled for (status %d, ERR_SHAPE)", st);
+      rc = -1;
+    } else if (st) rc = (snprintf(err, n, "the model returned error status %d", st), -1);
   }
   free(iptr);
   free(optr);
+  free(shapes);
   free(arena);
   return rc;
 }

@@ -31,6 +31,12 @@ typedef struct {
   double run_ms;          /* wall time of the last rt_run's call into the model */
   void *so;               /* dlopen handle once built */
   int (*run)(const void *const *, void *const *, const void *, void *);
+  /* models with symbolic dimensions: the entry taking them as an array, the
+   * arena size at given dimensions, and the values of the last rt_run (in
+   * entry order, ir_sym) */
+  int (*run_dims)(const void *const *, void *const *, const void *, void *, const int64_t *);
+  size_t (*arena_size_dims)(const int64_t *);
+  int64_t dims[IR_MAX_SYMS];
   void *weights;
   bool own_dir;           /* dir is a temporary to remove */
 } rt_model;
@@ -42,11 +48,21 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
 /* Builds the emitted C with the system compiler and loads it. */
 int rt_build(rt_model *m, const char *cflags, char *err, size_t errlen);
 /* Runs a built model. Inputs match graph inputs by name, else by position.
- * `outs` receives ir_output_count tensors (caller frees each). */
+ * `outs` receives ir_output_count tensors (caller frees each). With
+ * symbolic dimensions, their values are read off the inputs' shapes (which
+ * must agree) and the outputs' shapes computed from them; dimensions the
+ * compiled code refuses (PREFIX_ERR_SHAPE) are an error. */
 int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *err, size_t errlen);
 void rt_model_free(rt_model *m);
 /* Unloads the shared object and the weights (rt_model_free does it too). */
 void rt_unload(rt_model *m);
+
+/* The values of the graph's symbols (by symbol id, in vals) that make the
+ * tensor shapes `shapes` (one per graph input, in input order) fit the
+ * inputs' declared shapes; -1 with `err` when they disagree. */
+int rt_bind_dims(const ir_graph *g, const ir_shape *shapes, int64_t *vals, char *err, size_t errlen);
+/* `s` with the symbols at `vals` (by id); false when a value overflows. */
+bool rt_shape_at(const ir_shape *s, const int64_t *vals, ir_shape *out);
 
 int rt_tensor_read(const char *path, imp_tensor *t, char *err, size_t errlen);
 int rt_tensor_write(const char *path, const imp_tensor *t, char *err, size_t errlen);

@@ -69,7 +69,8 @@ static bool reads_memory(fuse_ctx *f, ir_ref x, const ir_shape *space, int depth
 static bool recomputes(fuse_ctx *f, const ir_node *v, ir_ref s) {
   const ir_node *sn = ir_node_get(f->p->g, s);
   if (sn->op == IR_VIEW || sn->op == IR_INDEX_COMPONENTS) return false;
-  int64_t a = ir_shape_numel(&v->shape), b = ir_shape_numel(&sn->shape);
+  int64_t a = sched_ref(f->p, ir_shape_numel(&v->shape)),
+          b = sched_ref(f->p, ir_shape_numel(&sn->shape));
   int map[IR_MAX_RANK];
   bool in_place =
       sn->shape.rank == v->shape.rank && ir_view_axis_map(&v->view, &sn->shape, map);
@@ -163,7 +164,7 @@ static uint32_t deps_of(fuse_ctx *f, const sched_kernel *k, ir_ref x, const int 
       bool varies = n->shape.d[j] != 1;
       if (!buffer && n->op == IR_INDEX_COMPONENTS) varies &= n->coef[j] != 0;
       if (!buffer && n->op == IR_VIEW)
-        varies &= n->view.stride[j] != 0 || n->view.lo[j] > 0 || n->view.hi[j] < n->shape.d[j];
+        varies &= n->view.stride[j] != 0 || n->view.lo[j] != 0 || n->view.hi[j] != n->shape.d[j];
       if (varies && ids[j] >= 0) d |= 1u << ids[j];
     }
     if (!buffer && n->op == IR_VIEW && n->view.gather) d |= deps_of(f, k, n->src[1], ids);
@@ -254,7 +255,8 @@ static void weigh_reads(fuse_ctx *f, const sched_kernel *k, ir_ref x, const int 
   ir_ref buf = !top && f->mat[x] ? x : n->op == IR_VIEW && f->mat[n->src[0]] ? n->src[0] : -1;
   if (buf >= 0) {
     const ir_node *b = ir_node_get(f->p->g, buf);
-    double bytes = (double)ir_shape_numel(&b->shape) * (double)ir_dtype_size(b->dtype);
+    double bytes =
+        (double)sched_ref(f->p, ir_shape_numel(&b->shape)) * (double)ir_dtype_size(b->dtype);
     uint32_t d = deps_of(f, k, x, ids);
     for (int a = 0; a < IR_MAX_RANK; a++)
       if (d & (1u << a)) weight[a] += bytes;

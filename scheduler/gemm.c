@@ -44,7 +44,7 @@ static void add_read(gemm_walk *w, int buf, ir_ref view, const int64_t *stride, 
   memset(r, 0, sizeof *r);
   r->buf = buf, r->view = view, r->offset = offset, r->masked = masked;
   for (int j = 0; j < s->rank; j++)
-    if (s->d[j] != 1 && ids[j] >= 0) r->coef[ids[j]] += stride[j];
+    if (s->d[j] != 1 && ids[j] >= 0) r->coef[ids[j]] = ir_dim_add(r->coef[ids[j]], stride[j]);
 }
 
 /* The buffer reads of inline value `x`; ids[j] is the space axis indexing
@@ -104,6 +104,8 @@ static bool packable(const sched_program *p, const sched_kernel *k, const gemm_r
   const sched_buf *b = &p->bufs[r->buf];
   if (b->kind != SCHED_BUF_WEIGHT || b->dtype != IR_F32 || r->view == IR_NONE || r->masked)
     return false;
+  if (ir_dim_is_sym(k->space.d[n]) || ir_dim_is_sym(k->space.d[kk]))
+    return false; /* panels have a fixed size */
   for (int i = 0; i < k->naxes; i++)
     if (k->axes[i] != n && k->axes[i] != kk && r->coef[k->axes[i]]) return false;
   return true;
@@ -199,14 +201,14 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
     bool free_of = a != n;
     for (int j = 0; j < w.nreads && free_of; j++)
       free_of = !w.reads[j].coef[n] || !w.reads[j].coef[a];
-    if (free_of && (m < 0 || k->space.d[a] >= k->space.d[m])) m = a;
+    if (free_of && (m < 0 || sched_ref(p, k->space.d[a]) >= sched_ref(p, k->space.d[m]))) m = a;
   }
   int npack = 0;
   for (int i = 0; i < w.nreads; i++) npack += pack[i];
   if (npack > SCHED_MAX_PACKED) return;
   sched_gemm *gm = &k->gemm;
   gm->on = true, gm->m = m, gm->n = n, gm->k = kk;
-  block_size(gm, m >= 0 ? k->space.d[m] : 1, k->space.d[n], k->nstages);
+  block_size(gm, m >= 0 ? sched_ref(p, k->space.d[m]) : 1, sched_ref(p, k->space.d[n]), k->nstages);
   k->ngathers = 0; /* indices in the epilogue are computed where they are read */
   for (int i = 0; i < w.nreads; i++) {
     if (!pack[i] || sched_gemm_packed_buf(k, w.reads[i].view) >= 0) continue;

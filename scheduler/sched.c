@@ -213,15 +213,13 @@ int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char
   if (!opt) opt = &defaults;
   *out = NULL;
   if (ir_verify(g)) return fail(err, errlen, "%s", ir_error(g));
-  if (ir_sym_count(g))
-    return fail(err, errlen, "symbolic dimensions ('%s', ...) are not scheduled yet; give them values with --dim %s=N",
-                ir_dim_sym_name(ir_sym(g, 0)), ir_dim_sym_name(ir_sym(g, 0)));
   separate_outputs(g);
   if (ir_failed(g)) return fail(err, errlen, "%s", ir_error(g));
   sched_program *p = calloc(1, sizeof *p);
   SCHED_ASSERT(p);
   p->g = g;
   p->opt = *opt;
+  p->symbolic = ir_sym_count(g) > 0;
   int n = ir_graph_count(g);
   p->buf_of = malloc((size_t)n * sizeof *p->buf_of);
   SCHED_ASSERT(p->buf_of || !n);
@@ -235,7 +233,10 @@ int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char
     for (int i = 0; i < p->nkernels; i++) sched_gemm_plan(p, &p->kernels[i]);
   widen_bool_weights(p);
   kernel_args(p);
-  plan_arena(p);
+  if (p->symbolic)
+    sched_plan_arena_sym(p);
+  else
+    plan_arena(p);
   place_weights(p);
   p->ctx = isl_ctx_alloc();
   SCHED_ASSERT(p->ctx);
@@ -256,7 +257,9 @@ void sched_free(sched_program *p) {
     free(p->kernels[i].args);
   }
   free(p->kernels);
-  for (int i = 0; i < p->nbufs; i++) free(p->bufs[i].packed);
+  for (int i = 0; i < p->nbufs; i++) free(p->bufs[i].packed), free(p->bufs[i].below);
+  free(p->plan);
+  free(p->ext);
   free(p->bufs);
   free(p->buf_of);
   sched_memo_free(p);

@@ -4,6 +4,7 @@
 
 #include "scheduler.h"
 
+#include <isl/ast_build.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 #include <stdio.h>
@@ -47,6 +48,20 @@ char *sched_fuse(sched_program *p, const sched_options *opt, const char *live);
 
 /* Builds the isl model of `k` and its AST (sched_isl.c). */
 int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen);
+
+/* The arena plan when sizes are symbolic (arena.c). */
+void sched_plan_arena_sym(sched_program *p);
+/* Sizes for the heuristics: a symbolic value at the reference point (ir_dim_ref). */
+int64_t sched_ref(const sched_program *p, int64_t d);
+
+/* Symbolic extents in isl models (sched_isl.c): `d` as an isl affine
+ * expression of the symbols' C names, or a parameter o2c_e<i> standing for
+ * it when it is not affine; and the parameter list "[batch, seq] -> " of
+ * kernel `k`'s extents ("" when all are static). */
+void sched_dim_isl(sched_program *p, strbuf *b, int64_t d);
+void sched_isl_params(sched_program *p, const sched_kernel *k, strbuf *b);
+/* A build for the loop nest of `k`: its parameters are >= 1. */
+isl_ast_build *sched_ast_build(sched_program *p, const sched_kernel *k);
 
 /* A new buffer for node `r` (sched.c); pointers into p->bufs are invalid afterwards. */
 int sched_add_buf(sched_program *p, sched_buf_kind kind, ir_ref r, int io_index);

@@ -38,13 +38,94 @@ void sb_printf(strbuf *b, const char *fmt, ...) {
   }
 }
 
+void sched_dim_isl(sched_program *p, strbuf *b, int64_t d) {
+  char s[256];
+  if (!ir_dim_is_sym(d)) {
+    sb_printf(b, "%lld", (long long)d);
+    return;
+  }
+  if (ir_dim_is_affine(d)) {
+    ir_dim_to_c(d, s, sizeof s);
+    sb_printf(b, "%s", s);
+    return;
+  }
+  int e = 0;
+  while (e < p->next && p->ext[e] != d) e++;
+  if (e == p->next) {
+    p->ext = realloc(p->ext, (size_t)(p->next + 1) * sizeof *p->ext);
+    SCHED_ASSERT(p->ext);
+    p->ext[p->next++] = d;
+  }
+  sb_printf(b, SCHED_EXT_PREFIX "%d", e);
+}
+
+/* The symbols (bit k) and non-affine extents (in `ext`) of k's space. */
+static uint32_t kernel_params(sched_program *p, const sched_kernel *k, bool *ext) {
+  uint32_t syms = 0;
+  for (int i = 0; i < k->naxes; i++) {
+    int64_t d = k->space.d[k->axes[i]];
+    if (!ir_dim_is_sym(d)) continue;
+    if (ir_dim_is_affine(d)) {
+      syms |= ir_dim_syms(d);
+    } else {
+      strbuf t = {0};
+      sched_dim_isl(p, &t, d); /* registers it */
+      free(t.s);
+      for (int e = 0; e < p->next; e++) ext[e] |= p->ext[e] == d;
+    }
+  }
+  return syms;
+}
+
+/* "[a, b] -> " or "", with " : a >= 1 and b >= 1" in *cond when asked. */
+static void params_str(sched_program *p, const sched_kernel *k, strbuf *b, strbuf *cond) {
+  bool *ext =
+      calloc((size_t)(p->next + k->naxes + 1), sizeof *ext); /* kernel_params may add k->naxes */
+  SCHED_ASSERT(ext);
+  uint32_t syms = kernel_params(p, k, ext);
+  int n = 0;
+  for (int s = 0; s < IR_MAX_SYMS; s++)
+    if (syms & (1u << s)) {
+      sb_printf(b, "%s%s", n ? ", " : "[", ir_dim_sym_cname(s));
+      if (cond) sb_printf(cond, "%s%s >= 1", n ? " and " : " : ", ir_dim_sym_cname(s));
+      n++;
+    }
+  for (int e = 0; e < p->next; e++)
+    if (ext[e]) {
+      sb_printf(b, "%s" SCHED_EXT_PREFIX "%d", n ? ", " : "[", e);
+      if (cond) sb_printf(cond, "%s" SCHED_EXT_PREFIX "%d >= 1", n ? " and " : " : ", e);
+      n++;
+    }
+  if (n) sb_printf(b, "] -> ");
+  free(ext);
+}
+
+void sched_isl_params(sched_program *p, const sched_kernel *k, strbuf *b) {
+  params_str(p, k, b, NULL);
+}
+
+isl_ast_build *sched_ast_build(sched_program *p, const sched_kernel *k) {
+  strbuf pre = {0}, cond = {0};
+  params_str(p, k, &pre, &cond);
+  if (!pre.s) return isl_ast_build_alloc(p->ctx);
+  strbuf ctx = {0};
+  sb_printf(&ctx, "%s{%s }", pre.s,
+            cond.s); /* the parameters are >= 1: no guards for empty loops */
+  isl_set *set = isl_set_read_from_str(p->ctx, ctx.s);
+  free(pre.s), free(cond.s), free(ctx.s);
+  return set ? isl_ast_build_from_context(set) : NULL;
+}
+
 /* "{ NAME[i0,..] : 0 <= i0 < d0 and .. }" over the listed axes. */
-static void domain_str(strbuf *b, const char *name, const sched_kernel *k, const int *ax, int n) {
+static void domain_str(sched_program *p, strbuf *b, const char *name, const sched_kernel *k,
+                       const int *ax, int n) {
   sb_printf(b, "%s[", name);
   for (int i = 0; i < n; i++) sb_printf(b, "%si%d", i ? "," : "", ax[i]);
   sb_printf(b, "]");
-  for (int i = 0; i < n; i++)
-    sb_printf(b, "%s0 <= i%d < %lld", i ? " and " : " : ", ax[i], (long long)k->space.d[ax[i]]);
+  for (int i = 0; i < n; i++) {
+    sb_printf(b, "%s0 <= i%d < ", i ? " and " : " : ", ax[i]);
+    sched_dim_isl(p, b, k->space.d[ax[i]]);
+  }
 }
 
 sched_stmt_kind sched_stmt_of(const char *name, int *stage) {
@@ -79,13 +160,14 @@ static void access(strbuf *b, const char *name, const int *ax, int nax, const ch
  * statement is taken to read every earlier accumulator and index. */
 typedef struct {
   strbuf dom, sch, rd, wr;
+  sched_program *p; /* names symbolic extents */
 } model;
 
 static void statement(model *m, const sched_kernel *k, const int *outer, const char *name, bool all,
                       int phase) {
   const int *ax = all ? k->axes : k->outer;
   int nax = all ? k->naxes : k->nouter;
-  domain_str(&m->dom, name, k, ax, nax);
+  domain_str(m->p, &m->dom, name, k, ax, nax);
   sb_printf(&m->dom, "; ");
   sb_printf(&m->sch, "%s[", name);
   for (int i = 0; i < nax; i++) sb_printf(&m->sch, "%si%d", i ? "," : "", ax[i]);
@@ -215,7 +297,7 @@ void sched_outer_sorted(const sched_kernel *k, int *sorted) {
 }
 
 int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen) {
-  model used = {0}, semantic = {0};
+  model used = {.p = p}, semantic = {.p = p};
   int sorted[IR_MAX_RANK];
   sched_outer_sorted(k, sorted);
   int root_rank = ir_node_get(p->g, k->root)->shape.rank;
@@ -228,6 +310,7 @@ int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t 
   k->ast = sched_memo_get(p, key.s, &k->ndeps);
   if (!k->ast) {
     strbuf ds = {0};
+    sched_isl_params(p, k, &ds);
     sb_printf(&ds, "{ %s}", used.dom.s);
     isl_union_set *d = isl_union_set_read_from_str(p->ctx, ds.s);
     free(ds.s);
@@ -243,7 +326,7 @@ int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t 
       rc = -1;
       snprintf(err, errlen, "internal: the schedule of kernel %%%d violates a dependence", k->root);
     } else {
-      isl_ast_build *b = isl_ast_build_alloc(p->ctx);
+      isl_ast_build *b = sched_ast_build(p, k);
       k->ast = isl_ast_build_node_from_schedule_map(b, isl_union_map_copy(m));
       isl_ast_build_free(b);
       if (!k->ast) {

@@ -20,13 +20,19 @@ typedef struct {
   sched_buf_kind kind;
   ir_ref node;     /* the node whose value this buffer holds */
   ir_dtype dtype;
-  int64_t numel;
+  int64_t numel;   /* may be symbolic (an ir_dim polynomial) */
   int io_index;    /* INPUT / OUTPUT: position in the graph's list */
   int64_t offset;  /* TEMP: byte offset in the arena; WEIGHT: in the weights blob */
   int first, last; /* kernels that write first / read last (lifetime) */
   bool shared;     /* WEIGHT: same bytes as an earlier weight, stored there */
   bool unused;     /* WEIGHT: no kernel reads it (replaced by a packed copy) */
   void *packed;    /* WEIGHT: data owned by the program (a panel-packed copy), else NULL */
+  /* TEMP, in a program with symbolic sizes: the offset is computed at run
+   * time, as the highest end (rounded up to 64) of the `below` buffers —
+   * those whose lifetimes overlap and which are placed lower at the
+   * reference point (arena.c); `plan` is its position in p->plan. */
+  int *below, nbelow;
+  int plan;
 } sched_buf;
 
 /* The statements of a kernel. A kernel computes its root over an
@@ -105,12 +111,19 @@ typedef struct sched_program {
   int *buf_of; /* node -> buffer index, or -1 when computed inline */
   sched_kernel *kernels;
   int nkernels;
-  int64_t arena_size;   /* bytes, 64-aligned */
+  int64_t arena_size;   /* bytes, 64-aligned (symbolic: at the reference point) */
   int64_t arena_naive;  /* sum of all temporaries, for comparison */
   int64_t weights_size; /* bytes */
   sched_memo *memo;
   int nmemo;
   sched_options opt;
+  /* symbolic dimensions: the temporaries in the order their offsets are
+   * computed at run time, and the non-affine extents that the isl models
+   * name by a parameter o2c_e<i> (e.g. batch*seq) */
+  bool symbolic;
+  int *plan, nplan;
+  int64_t *ext;
+  int next;
 } sched_program;
 
 /* Schedules `g` (which may be rewritten in place: outputs that are inputs
@@ -127,6 +140,9 @@ const void *sched_buf_data(const sched_program *p, int b);
 int sched_gemm_packed_buf(const sched_kernel *k, ir_ref r);
 /* The hoisted-index number of gather view `r` in `k`, or -1. */
 int sched_gather_of(const sched_kernel *k, ir_ref r);
+/* The isl name of non-affine extent `i` of the program ("o2c_e3"), which
+ * generated code defines as a local from the symbols. */
+#define SCHED_EXT_PREFIX "o2c_e"
 /* Prints kernels with their loop nests (--dump schedule). */
 void sched_dump(const sched_program *p, void *file);
 /* Writes the kernel graph in Graphviz dot (--dump dot=FILE). */

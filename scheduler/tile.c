@@ -70,16 +70,16 @@ static void stmt_head(strbuf *b, const sched_kernel *k, const tile_stmt *s) {
   sb_printf(b, "]");
 }
 
-static void domain(strbuf *b, const sched_kernel *k, const tile_stmt *s) {
+static void domain(sched_program *p, strbuf *b, const sched_kernel *k, const tile_stmt *s) {
   stmt_head(b, k, s);
   for (int i = 0; i < s->nax; i++) {
     int a = s->ax[i], t = tile_of(k, a);
-    long long d = (long long)k->space.d[a];
     if (t)
-      sb_printf(b, "%s0 <= i%dp < %d and 0 <= %d*i%dt + i%dp < %lld", i ? " and " : " : ", a, t, t,
-                a, a, d);
+      sb_printf(b, "%s0 <= i%dp < %d and 0 <= %d*i%dt + i%dp < ", i ? " and " : " : ", a, t, t, a,
+                a);
     else
-      sb_printf(b, "%s0 <= i%d < %lld", i ? " and " : " : ", a, d);
+      sb_printf(b, "%s0 <= i%d < ", i ? " and " : " : ", a);
+    sched_dim_isl(p, b, k->space.d[a]);
   }
   sb_printf(b, "; ");
 }
@@ -142,22 +142,23 @@ static void k_dim(strbuf *b, const sched_kernel *k, int i) {
 }
 
 /* isolate[[] -> [tile band]]: the tiles whose rows and columns are all inside. */
-static isl_union_set *isolate_full_tiles(isl_ctx *ctx, const sched_kernel *k) {
+static isl_union_set *isolate_full_tiles(sched_program *p, const sched_kernel *k) {
   int dims[IR_MAX_RANK], n = outer_dims(k, dims);
   strbuf b = {0};
+  sched_isl_params(p, k, &b);
   sb_printf(&b, "{ isolate[[] -> [");
   for (int i = 0; i < n; i++) sb_printf(&b, "%sd%d", i ? "," : "", i);
   sb_printf(&b, "]] : ");
   for (int i = 0; i < n; i++) {
     int t = tile_of(k, dims[i]);
-    long long d = (long long)k->space.d[dims[i]];
     if (t)
-      sb_printf(&b, "%s0 <= d%d and %d*d%d + %d <= %lld", i ? " and " : "", i, t, i, t, d);
+      sb_printf(&b, "%s0 <= d%d and %d*d%d + %d <= ", i ? " and " : "", i, t, i, t);
     else
-      sb_printf(&b, "%s0 <= d%d < %lld", i ? " and " : "", i, d);
+      sb_printf(&b, "%s0 <= d%d < ", i ? " and " : "", i);
+    sched_dim_isl(p, &b, k->space.d[dims[i]]);
   }
   sb_printf(&b, " }");
-  isl_union_set *s = isl_union_set_read_from_str(ctx, b.s);
+  isl_union_set *s = isl_union_set_read_from_str(p->ctx, b.s);
   free(b.s);
   return s;
 }
@@ -174,8 +175,9 @@ static isl_union_set *filter(isl_ctx *ctx, const sched_kernel *k, const tile_stm
   return s;
 }
 
-static isl_schedule *build_tree(isl_ctx *ctx, const sched_kernel *k, const tile_stmt *st, int nst,
-                                __isl_take isl_union_set *dom, bool misorder) {
+static isl_schedule *build_tree(sched_program *p, const sched_kernel *k, const tile_stmt *st,
+                                int nst, __isl_take isl_union_set *dom, bool misorder) {
+  isl_ctx *ctx = p->ctx;
   int dims[IR_MAX_RANK], nouter = outer_dims(k, dims), npoint = k->gemm.m >= 0 ? 2 : 1;
   isl_schedule *s0 = isl_schedule_from_domain(dom);
   isl_schedule_node *node = isl_schedule_node_child(isl_schedule_get_root(s0), 0);
@@ -183,7 +185,7 @@ static isl_schedule *build_tree(isl_ctx *ctx, const sched_kernel *k, const tile_
   node =
       isl_schedule_node_insert_partial_schedule(node, band(ctx, k, st, nst, 7, nouter, outer_dim));
   node = isl_schedule_node_band_set_permutable(node, 1);
-  node = isl_schedule_node_band_set_ast_build_options(node, isolate_full_tiles(ctx, k));
+  node = isl_schedule_node_band_set_ast_build_options(node, isolate_full_tiles(p, k));
   node = isl_schedule_node_child(node, 0);
   isl_union_set_list *f = isl_union_set_list_alloc(ctx, 3);
   int order[3] = {0, 1, 2}; /* clear, sum, store (tile_misorder: clear, store, sum) */
@@ -326,8 +328,9 @@ int sched_gemm_build_ast(sched_program *p, sched_kernel *k, char *err, size_t er
     }
   st[nst++] = (tile_stmt){"F", k->outer, k->nouter, 2, 0};
   strbuf d = {0};
+  sched_isl_params(p, k, &d);
   sb_printf(&d, "{ ");
-  for (int i = 0; i < nst; i++) domain(&d, k, &st[i]);
+  for (int i = 0; i < nst; i++) domain(p, &d, k, &st[i]);
   sb_printf(&d, "}");
   int root_rank = ir_node_get(p->g, k->root)->shape.rank, dims[IR_MAX_RANK],
       ndims = outer_dims(k, dims);
@@ -341,7 +344,7 @@ int sched_gemm_build_ast(sched_program *p, sched_kernel *k, char *err, size_t er
   if (!k->ast) {
     isl_union_set *dom = isl_union_set_read_from_str(p->ctx, d.s);
     isl_schedule *s =
-        dom ? build_tree(p->ctx, k, st, nst, isl_union_set_copy(dom), p->opt.tile_misorder) : NULL;
+        dom ? build_tree(p, k, st, nst, isl_union_set_copy(dom), p->opt.tile_misorder) : NULL;
     int legal = s ? tiled_is_legal(p->ctx, k, st, nst, root_rank, dom, s, &k->ndeps) : -1;
     if (legal < 0) {
       rc = -1;
@@ -352,7 +355,7 @@ int sched_gemm_build_ast(sched_program *p, sched_kernel *k, char *err, size_t er
       snprintf(err, errlen, "internal: the tiled schedule of kernel %%%d changes a dependence",
                k->root);
     } else {
-      isl_ast_build *b = isl_ast_build_alloc(p->ctx);
+      isl_ast_build *b = sched_ast_build(p, k);
       k->ast = isl_ast_build_node_from_schedule(b, isl_schedule_copy(s));
       isl_ast_build_free(b);
       if (!k->ast)

@@ -15,6 +15,8 @@
  *                      (excludes time the thread was not running: for A/B runs on a
  *                      busy machine; the interleaved bench uses the wall clock)
  *     --dump DIR       write output K after the runs to DIR/out_K.bin
+ *     --dims V,V,..    a model with symbolic dimensions: their values (in the
+ *                      order of NAME_DIM_NAMES); it runs through NAME_run_dims
  *     --serve          command mode (for the interleaved driver), stdin lines:
  *                        warm N   -> N untimed runs, replies "ok"
  *                        time N   -> N timed runs, replies "times t1 ... tN" (ms)
@@ -40,6 +42,12 @@
 #define MAXIO 64
 
 static clockid_t clock_id = CLOCK_MONOTONIC;
+
+/* NAME_NUM_DIMS is defined (> 0) only for models with symbolic dimensions */
+#if SYM(_NUM_DIMS) + 0 > 0
+#define HAS_DIMS 1
+static int64_t dims[SYM(_NUM_DIMS)];
+#endif
 
 static double now_ms(void) {
   struct timespec ts;
@@ -84,7 +92,11 @@ static int n_in, n_out;
 static void *weights, *arena;
 
 static void run_once(void) {
+#ifdef HAS_DIMS
+  int rc = SYM(_run_dims)(inputs, outputs, weights, arena, dims);
+#else
   int rc = SYM(_run)(inputs, outputs, weights, arena);
+#endif
   if (rc != 0) { fprintf(stderr, "harness: %s_run returned %d\n", STR(BENCH_NAME), rc); exit(2); }
 }
 
@@ -147,13 +159,29 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--memcpy")) do_memcpy = 1;
     else if (!strcmp(argv[i], "--cpu-time")) clock_id = CLOCK_THREAD_CPUTIME_ID;
     else if (!strcmp(argv[i], "--serve")) do_serve = 1;
+#ifdef HAS_DIMS
+    else if (!strcmp(argv[i], "--dims") && i + 1 < argc) {
+      char *p = argv[++i];
+      for (int k = 0; k < SYM(_NUM_DIMS); k++) {
+        dims[k] = strtoll(p, &p, 10);
+        if (*p == ',') p++;
+        else if (k + 1 < SYM(_NUM_DIMS)) { fprintf(stderr, "harness: --dims needs %d values\n", SYM(_NUM_DIMS)); return 1; }
+      }
+    }
+#endif
     else { fprintf(stderr, "harness: bad argument %s\n", argv[i]); return 1; }
   }
   if (n_in != SYM(_NUM_INPUTS) || n_out != SYM(_NUM_OUTPUTS)) {
     fprintf(stderr, "harness: model has %d inputs / %d outputs, got %d / %d\n", SYM(_NUM_INPUTS), SYM(_NUM_OUTPUTS), n_in, n_out);
     return 1;
   }
+#ifdef HAS_DIMS
+  size_t asize = SYM(_arena_size_dims)(dims);
+  if (!asize) { fprintf(stderr, "harness: the model refuses these --dims\n"); return 1; }
+  arena = xalloc(asize);
+#else
   arena = xalloc((size_t)SYM(_ARENA_SIZE));
+#endif
   if (do_serve) return serve();
 
   double *t = malloc(sizeof(double) * (runs > 0 ? runs : 1));

@@ -222,3 +222,55 @@ cn = [h.make_node("Neg", ["c" if i == 0 else "k%d" % (i - 1)], ["k%d" % i]) for 
 cn.append(h.make_node("Add", ["x", "k%d" % (N - 1)], ["y"]))
 save("deep_const_chain.onnx", model(cn, [vi("x", F, (4,))], [vi("y", F, (4,))],
                                     [numpy_helper.from_array(np.ones(4, np.float32), "c")]))
+
+# ---- symbolic dimensions ----
+# Ops that do not handle symbols, comparisons that cannot be decided, values
+# that would forge a symbol: each a one-line refusal naming the symbol.
+def svi(name, dims, dt=F):
+    return h.make_tensor_value_info(name, dt, list(dims))
+
+
+sx = svi("x", ["N", 3])
+save("sym_unsupported_op.onnx", model([h.make_node("TopK", ["x", "k"], ["y", "i"], axis=1)], [sx],
+                                      [vi("y"), vi("i", I64)], [ints("k", [2])]))
+save("sym_value_to_unsupported.onnx", model([h.make_node("Shape", ["x"], ["s"]), h.make_node("Tile", ["w", "s"], ["y"])],
+                                            [sx], [vi("y")], [numpy_helper.from_array(np.ones((2, 2), np.float32), "w")]))
+save("sym_forged_initializer.onnx", model([h.make_node("Reshape", ["x", "s"], ["y"])], [sx], [vi("y")],
+                                          [ints("s", [1 << 62, 3])]))
+save("sym_forged_attribute.onnx", model([h.make_node("Flatten", ["x"], ["y"], axis=(1 << 62) + 1)], [sx], [vi("y")]))
+# 2^61 * 2 computed by the folder would land in the tag range
+save("sym_forged_by_folding.onnx", model([h.make_node("Mul", ["a", "b"], ["s"]), h.make_node("Reshape", ["x", "s"], ["y"])],
+                                         [sx], [vi("y")], [ints("a", [1 << 61, 3]), ints("b", [2, 1])]))
+save("sym_shape_as_output.onnx", model([h.make_node("Shape", ["x"], ["y"])], [sx], [vi("y", I64)]))
+save("sym_broadcast_undecidable.onnx", model([h.make_node("Add", ["x", "z"], ["y"])], [sx, vi("z", F, (16, 3))], [vi("y")]))
+save("sym_reshape_undecidable.onnx", model([h.make_node("Reshape", ["x", "s"], ["y"])], [sx], [vi("y")],
+                                           [ints("s", [-1, 2])]))
+save("sym_equal_undecidable.onnx", model([h.make_node("Shape", ["x"], ["s"]), h.make_node("Equal", ["s", "k"], ["e"]),
+                                          h.make_node("Where", ["e", "k", "s"], ["t"]),
+                                          h.make_node("Reshape", ["x", "t"], ["y"])],
+                                         [sx], [vi("y")], [ints("k", [16, 3])]))
+save("sym_divide_inexact.onnx", model([h.make_node("Shape", ["x"], ["s"]), h.make_node("Div", ["s", "k"], ["t"]),
+                                       h.make_node("Reshape", ["x", "t"], ["y"])],
+                                      [sx], [vi("y")], [ints("k", [2, 1])]))
+save("sym_squeeze_no_axes.onnx", model([h.make_node("Squeeze", ["x"], ["y"])], [sx], [vi("y")]))
+save("sym_too_many.onnx", model([h.make_node("Relu", ["x"], ["y"])], [svi("x", ["s%d" % i for i in range(12)])],
+                                [vi("y")]))
+save("sym_too_many_inputs.onnx", model([h.make_node("Sum", ["x%d" % i for i in range(3)], ["y"])],
+                                       [svi("x%d" % i, ["s%d_%d" % (i, j) for j in range(6)]) for i in range(3)], [vi("y")]))
+save("sym_float_cast.onnx", model([h.make_node("Shape", ["x"], ["s"]), h.make_node("Cast", ["s"], ["f"], to=F),
+                                   h.make_node("Add", ["x", "f2"], ["y"]), h.make_node("Slice", ["f", "z", "o"], ["f2"])],
+                                  [sx], [vi("y")], [ints("z", [0]), ints("o", [1])]))
+
+# Run-time dimensions the compiled tiny LLaMA refuses (tests/CMakeLists.txt):
+# seq 65 > the 64 rows of the position tables, seq 0, inconsistent pasts.
+def write_pb(name, arr, tname):
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(numpy_helper.from_array(arr, tname).SerializeToString())
+
+
+write_pb("ids_1x65.pb", np.zeros((1, 65), np.int64), "ids")
+write_pb("ids_1x0.pb", np.zeros((1, 0), np.int64), "ids")
+for k in ("k", "v"):
+    for layer in (0, 1):
+        write_pb("past_%s_%d_7.pb" % (k, layer), np.zeros((1, 2, 7, 16), np.float32), "past_%s_%d" % (k, layer))
+write_pb("past_v_0_8.pb", np.zeros((1, 2, 8, 16), np.float32), "past_v_0")

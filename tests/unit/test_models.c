@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "runtime.h"
+#include "unit_model_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,19 +26,6 @@ static rt_model *compile(const char *name) {
   return m;
 }
 
-static char *slurp(const rt_model *m, const char *ext) {
-  char path[4300];
-  snprintf(path, sizeof path, "%s/%s.%s", m->dir, m->name, ext);
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = calloc(1, (size_t)n + 1);
-  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  return s;
-}
 
 static void test_tied_embedding_stored_once(void **state) {
   (void)state;
@@ -48,7 +36,7 @@ static void test_tied_embedding_stored_once(void **state) {
 
 /* The kernel definitions: the text between the first kernel and the entry. */
 static char *kernel_section(const rt_model *m) {
-  char *c = slurp(m, "c");
+  char *c = model_file(m, "c");
   char *start = strstr(c, "/* kernel 0"), *end = strstr(c, "int model_run(");
   assert_non_null(start);
   assert_non_null(end);
@@ -75,7 +63,7 @@ static void test_no_malloc_and_strict_build(void **state) {
   const char *names[] = {"tied", "layers_12", "view_reshape", "matmuls"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     rt_model *m = compile(names[i]);
-    char *c = slurp(m, "c"), *h = slurp(m, "h");
+    char *c = model_file(m, "c"), *h = model_file(m, "h");
     assert_null(strstr(c, "malloc"));
     assert_null(strstr(h, "malloc"));
     free(c), free(h);

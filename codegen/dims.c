@@ -1,0 +1,319 @@
+/* dims.c — what symbolic dimensions add to the generated code.
+ *
+ * Kernels take the symbols they use as int64_t parameters (found in their
+ * printed body: symbols' C names never clash with the generated code's own
+ * identifiers, see ir/dim.c), so identical layers still share one
+ * definition; a non-affine extent that isl names o2c_e<i> becomes a local
+ * computed from the symbols. The entry function takes every symbol of the
+ * model, refuses values outside what the code was compiled for, and lays
+ * out the arena at run time (scheduler/arena.c). */
+#include "codegen_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXT_PREFIX_LEN (sizeof SCHED_EXT_PREFIX - 1)
+
+static bool ident_char(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+         ch == '_';
+}
+
+/* Calls fn on every identifier token of `s`. */
+static void each_ident(const char *s, void (*fn)(const char *id, size_t n, void *arg), void *arg) {
+  for (size_t i = 0; s && s[i];) {
+    if (!ident_char(s[i]) || (s[i] >= '0' && s[i] <= '9')) {
+      /* skip numbers whole (1e5f, 0x1p3 are not identifiers) */
+      if (s[i] >= '0' && s[i] <= '9')
+        while (ident_char(s[i])) i++;
+      else
+        i++;
+      continue;
+    }
+    size_t j = i;
+    while (ident_char(s[j])) j++;
+    fn(s + i, j - i, arg);
+    i = j;
+  }
+}
+
+typedef struct {
+  const sched_program *p;
+  uint32_t syms;
+  bool *ext;
+} scan;
+
+static void note_ident(const char *id, size_t n, void *arg) {
+  scan *sc = arg;
+  for (int i = 0; i < ir_sym_count(sc->p->g); i++) {
+    int k = ir_sym(sc->p->g, i);
+    const char *cn = ir_dim_sym_cname(k);
+    if (strlen(cn) == n && !strncmp(cn, id, n)) sc->syms |= 1u << k;
+  }
+  if (n > EXT_PREFIX_LEN && !strncmp(id, SCHED_EXT_PREFIX, EXT_PREFIX_LEN)) {
+    int e = atoi(id + EXT_PREFIX_LEN);
+    if (e >= 0 && e < sc->p->next) sc->ext[e] = true;
+  }
+}
+
+uint32_t cg_dims_used(const sched_program *p, cg_buf *body) {
+  if (!p->symbolic) return 0;
+  scan sc = {p, 0, calloc((size_t)p->next + 1, sizeof(bool))};
+  if (!sc.ext) abort();
+  each_ident(body->s, note_ident, &sc);
+  cg_buf pre = {0};
+  for (int e = 0; e < p->next; e++) {
+    if (!sc.ext[e]) continue;
+    char s[512];
+    ir_dim_to_c(p->ext[e], s, sizeof s);
+    cg_printf(&pre, "  const int64_t " SCHED_EXT_PREFIX "%d = %s;\n", e, s);
+    sc.syms |= ir_dim_syms(p->ext[e]);
+  }
+  if (pre.s) {
+    cg_printf(&pre, "%s", body->s ? body->s : "");
+    free(body->s);
+    *body = pre;
+  }
+  free(sc.ext);
+  return sc.syms;
+}
+
+void cg_dims_params(cg_buf *o, uint32_t syms) {
+  for (int k = 0; k < IR_MAX_SYMS; k++)
+    if (syms & (1u << k)) cg_printf(o, ", int64_t %s", ir_dim_sym_cname(k));
+}
+
+void cg_dims_args(cg_buf *o, uint32_t syms) {
+  for (int k = 0; k < IR_MAX_SYMS; k++)
+    if (syms & (1u << k)) cg_printf(o, ", %s", ir_dim_sym_cname(k));
+}
+
+/* "int64_t batch, int64_t seq" (decl) or "batch, seq", every symbol of the
+ * model in entry order; `from` "dims": "dims[0], dims[1]". */
+static void entry_params(FILE *f, const sched_program *p, bool decl, const char *from) {
+  for (int i = 0; i < ir_sym_count(p->g); i++) {
+    const char *sep = i ? ", " : "";
+    if (from)
+      fprintf(f, "%s%s[%d]", sep, from, i);
+    else
+      fprintf(f, "%s%s%s", sep, decl ? "int64_t " : "", ir_dim_sym_cname(ir_sym(p->g, i)));
+  }
+}
+
+static int64_t bytes_of(const sched_buf *b) {
+  return ir_dim_mul(b->numel, (int64_t)ir_dtype_size(b->dtype));
+}
+
+static void c_dim(int64_t d, char *s, size_t n) {
+  if (ir_dim_is_sym(d))
+    ir_dim_to_c(d, s, n);
+  else
+    snprintf(s, n, "INT64_C(%lld)", (long long)d);
+}
+
+/* o2c_dims_ok: the symbols' range, no buffer (nor other polynomial of the
+ * code) over 2^61 bytes, so that no index or size computation can
+ * overflow, then the assumptions of the compile. */
+static void emit_dims_ok(FILE *c, const sched_program *p) {
+  fprintf(c,
+          "/* Are these dimensions ones the code was compiled for? Symbols in 1..%lld;\n"
+          " * every size below 2^61 (summing the magnitudes of its terms, so that no\n"
+          " * index or size computation can overflow); the assumptions of the compile. */\n",
+          (long long)IR_DIM_SYM_MAX);
+  fprintf(c, "static int o2c_dims_ok(");
+  entry_params(c, p, true, NULL);
+  fprintf(c, ") {\n");
+  for (int i = 0; i < ir_sym_count(p->g); i++) {
+    const char *s = ir_dim_sym_cname(ir_sym(p->g, i));
+    fprintf(c, "  if (%s < 1 || %s > INT64_C(%lld)) return 0;\n", s, s, (long long)IR_DIM_SYM_MAX);
+  }
+  int n = 0, cap = p->nbufs + ir_assumption_count(p->g) + p->next + 1;
+  int64_t *seen = malloc((size_t)cap * sizeof *seen);
+  if (!seen) abort();
+  for (int i = 0; i < cap - 1; i++) {
+    int64_t d = i < p->nbufs ? bytes_of(&p->bufs[i])
+                : i < p->nbufs + ir_assumption_count(p->g)
+                    ? ir_assumption(p->g, i - p->nbufs, NULL)
+                    : p->ext[i - p->nbufs - ir_assumption_count(p->g)];
+    bool dup = !ir_dim_is_sym(d);
+    for (int j = 0; j < n && !dup; j++) dup = seen[j] == d;
+    if (dup) continue;
+    seen[n++] = d;
+    char s[1024];
+    ir_dim_bound_c(d, s, sizeof s);
+    fprintf(c, "  if (!(%s <= 2305843009213693952.0)) return 0;\n", s);
+  }
+  free(seen);
+  for (int i = 0; i < ir_assumption_count(p->g); i++) {
+    const char *why;
+    char s[512], t[512];
+    int64_t a = ir_assumption(p->g, i, &why);
+    ir_dim_to_c(a, s, sizeof s);
+    ir_dim_str(a, t, sizeof t);
+    fprintf(c, "  if (%s < 0) return 0; /* %s >= 0: %s */\n", s, t, why ? why : "");
+  }
+  fprintf(c, "  return 1;\n}\n\n");
+}
+
+/* o2c_plan: the temporaries' offsets in p->plan order (arena.c), and the
+ * arena's size. */
+static void emit_plan(FILE *c, const sched_program *p) {
+  fprintf(
+      c, "static int64_t o2c_max(int64_t a, int64_t b) {\n  return a > b ? a : b;\n}\n\n"
+         "/* The end of `n` bytes at `o`, rounded up to 64. */\n"
+         "static int64_t o2c_end(int64_t o, int64_t n) {\n  return (o + n + 63) / 64 * 64;\n}\n\n");
+  fprintf(c, "/* The arena at these dimensions: each temporary starts past the end of\n"
+             " * those it lies above (they are alive at the same time), in this order. */\n"
+             "static int64_t o2c_plan(");
+  entry_params(c, p, true, NULL);
+  fprintf(c, ", int64_t *off) {\n  int64_t end = 0;\n  (void)off;\n");
+  for (int i = 0; i < ir_sym_count(p->g); i++)
+    fprintf(c, "  (void)%s;\n", ir_dim_sym_cname(ir_sym(p->g, i)));
+  for (int i = 0; i < p->nplan; i++) {
+    const sched_buf *b = &p->bufs[p->plan[i]];
+    if (!b->nbelow) fprintf(c, "  off[%d] = 0;\n", i);
+    for (int j = 0; j < b->nbelow; j++) {
+      const sched_buf *o = &p->bufs[b->below[j]];
+      char s[512];
+      c_dim(bytes_of(o), s, sizeof s);
+      if (j)
+        fprintf(c, "  off[%d] = o2c_max(off[%d], o2c_end(off[%d], %s));\n", i, i, o->plan, s);
+      else
+        fprintf(c, "  off[%d] = o2c_end(off[%d], %s);\n", i, o->plan, s);
+    }
+  }
+  for (int i = 0; i < p->nplan; i++) {
+    char s[512];
+    c_dim(bytes_of(&p->bufs[p->plan[i]]), s, sizeof s);
+    fprintf(c, "  end = o2c_max(end, o2c_end(off[%d], %s));\n", i, s);
+  }
+  fprintf(c, "  return end;\n}\n\n");
+}
+
+void cg_dims_entry_begin(FILE *c, const sched_program *p, const char *N) {
+  emit_dims_ok(c, p);
+  emit_plan(c, p);
+  fprintf(c,
+          "int %s_run(const void *const *inputs, void *const *outputs, const void *weights, void "
+          "*arena, ",
+          N);
+  entry_params(c, p, true, NULL);
+  fprintf(
+      c, ") {\n  const uint8_t *w = (const uint8_t *)weights;\n  uint8_t *a = (uint8_t *)arena;\n");
+  fprintf(c, "  int64_t off[%d];\n  if (!o2c_dims_ok(", p->nplan ? p->nplan : 1);
+  entry_params(c, p, false, NULL);
+  fprintf(c, ")) return %s_ERR_SHAPE;\n  o2c_plan(", N);
+  entry_params(c, p, false, NULL);
+  fprintf(c, ", off);\n  (void)inputs, (void)outputs, (void)w, (void)a;\n");
+}
+
+void cg_dims_entry_end(FILE *c, const sched_program *p, const char *N) {
+  fprintf(c, "  return %s_OK;\n}\n\n", N);
+  fprintf(c,
+          "int %s_run_dims(const void *const *inputs, void *const *outputs, const void *weights, "
+          "void *arena,\n"
+          "    const int64_t *dims) {\n  return %s_run(inputs, outputs, weights, arena, ",
+          N, N);
+  entry_params(c, p, false, "dims");
+  fprintf(c, ");\n}\n\nsize_t %s_arena_size(", N);
+  entry_params(c, p, true, NULL);
+  fprintf(c, ") {\n  int64_t off[%d];\n  if (!o2c_dims_ok(", p->nplan ? p->nplan : 1);
+  entry_params(c, p, false, NULL);
+  fprintf(c, ")) return 0;\n  return (size_t)o2c_plan(");
+  entry_params(c, p, false, NULL);
+  fprintf(c,
+          ", off);\n}\n\nsize_t %s_arena_size_dims(const int64_t *dims) {\n  return %s_arena_size(",
+          N, N);
+  entry_params(c, p, false, "dims");
+  fprintf(c, ");\n}\n");
+}
+
+/* A symbol's name as a C string literal. */
+static void c_string(FILE *h, const char *s) {
+  fputc('"', h);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      fprintf(h, "\\%c", ch);
+    else if (ch < 32 || ch > 126)
+      fprintf(h, "\\%03o", ch);
+    else
+      fputc(ch, h);
+  }
+  fputc('"', h);
+}
+
+/* A symbol's name in a comment: no "*" followed by "/". */
+static void comment_text(FILE *h, const char *s) {
+  for (; *s; s++) fputc(*s == '*' && s[1] == '/' ? '_' : (unsigned char)*s < 32 ? '?' : *s, h);
+}
+
+void cg_dims_header(FILE *h, const sched_program *p, const char *N) {
+  fprintf(h,
+          "/* Generated by onnx2c-caten. */\n#ifndef %s_H\n#define %s_H\n\n#include "
+          "<stddef.h>\n#include <stdint.h>\n\n",
+          N, N);
+  fprintf(h,
+          "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n#define %s_WEIGHTS_SIZE %lld\n\n",
+          N, ir_input_count(p->g), N, ir_output_count(p->g), N, (long long)p->weights_size);
+  fprintf(h,
+          "/* Symbolic dimensions: one compiled model serves every value of them. They are\n"
+          " * the last arguments of %s_run, in this order. */\n#define %s_NUM_DIMS %d\n#define "
+          "%s_DIM_NAMES {",
+          N, N, ir_sym_count(p->g), N);
+  for (int i = 0; i < ir_sym_count(p->g); i++) {
+    if (i) fprintf(h, ", ");
+    c_string(h, ir_dim_sym_name(ir_sym(p->g, i)));
+  }
+  fprintf(h, "}\n\nenum { %s_OK = 0, %s_ERR_INDEX = 1, %s_ERR_SHAPE = 2 };\n\n/* Runs the model.\n",
+          N, N, N);
+  for (int i = 0; i < ir_input_count(p->g); i++) {
+    ir_ref r = ir_input_ref(p->g, i);
+    cg_io_comment(h, p, "input", r, i, ir_node_get(p->g, r)->name);
+  }
+  for (int i = 0; i < ir_output_count(p->g); i++)
+    cg_io_comment(h, p, "output", ir_output(p->g, i), i, ir_output_name(p->g, i));
+  fprintf(h, " * Dimensions: ");
+  for (int i = 0; i < ir_sym_count(p->g); i++) {
+    fprintf(h, "%s", i ? ", " : "");
+    comment_text(h, ir_dim_sym_name(ir_sym(p->g, i)));
+    fprintf(h, " (`%s`)", ir_dim_sym_cname(ir_sym(p->g, i)));
+  }
+  fprintf(h, ", each in 1..%lld", (long long)IR_DIM_SYM_MAX);
+  for (int i = 0; i < ir_assumption_count(p->g); i++) {
+    const char *why;
+    char s[512];
+    ir_dim_str(ir_assumption(p->g, i, &why), s, sizeof s);
+    fprintf(h, "%s", i ? "; " : ";\n *   the code was compiled assuming ");
+    comment_text(h, s);
+    fprintf(h, " >= 0 (");
+    comment_text(h, why ? why : "");
+    fprintf(h, ")");
+  }
+  fprintf(h,
+          ".\n * `weights`: the contents of the .weights file, 64-byte aligned;\n"
+          " * `arena`: %s_arena_size(dims...) bytes of scratch memory, 64-byte aligned.\n"
+          " * Returns %s_OK, %s_ERR_INDEX (an index out of range), or %s_ERR_SHAPE: the\n"
+          " * dimensions are outside what the code was compiled for (nothing is read or\n"
+          " * written). */\n",
+          N, N, N, N);
+  fprintf(h,
+          "int %s_run(const void *const *inputs, void *const *outputs, const void *weights, void "
+          "*arena,\n    ",
+          N);
+  entry_params(h, p, true, NULL);
+  fprintf(h, ");\n/* The same with the dimensions in an array (%s_NUM_DIMS values, in order). */\n",
+          N);
+  fprintf(h,
+          "int %s_run_dims(const void *const *inputs, void *const *outputs, const void *weights, "
+          "void *arena,\n"
+          "    const int64_t *dims);\n",
+          N);
+  fprintf(h,
+          "/* Bytes of arena %s_run needs at these dimensions; 0 when it would refuse them. "
+          "*/\nsize_t %s_arena_size(",
+          N, N);
+  entry_params(h, p, true, NULL);
+  fprintf(h, ");\nsize_t %s_arena_size_dims(const int64_t *dims);\n\n#endif\n", N);
+}
