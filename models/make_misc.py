@@ -7,7 +7,14 @@
                       LM-head MatMul; the weights file must hold W once
   layers_L.onnx       L residual blocks of x + relu(LayerNorm(x) W1) W2 on
                       [16,64] (L = 2, 12): the C text must not grow with L
-  matmuls.onnx        a MatMul-heavy model for --threads"""
+  matmuls.onnx        a MatMul-heavy model for --threads
+  symbolic_ops.onnx   x[batch, seq, 8] with the symbols kept: positions
+                      Range(0, seq) gathered from a table, a mean and a
+                      softmax over seq, x reshaped to [batch*seq, 8] (an
+                      extent isl takes as a parameter of its own) for a
+                      MatMul and back through Shape/Concat, LayerNormalization,
+                      ConstantOfShape and Where on shape values, a Slice of
+                      the last position (x[:, -1:])"""
 import os
 import numpy as np
 import onnx
@@ -85,6 +92,36 @@ save("matmuls", [
     helper.make_node("Relu", ["h"], ["r"]),
     helper.make_node("MatMul", ["r", "B"], ["y"]),
 ], [vi("x", F, [64, 256])], [vi("y", F, [64, 256])], [w("A", (256, 512)), w("B", (512, 256))])
+
+# symbolic dimensions through the ops the symbolic lowerings handle
+I64 = TensorProto.INT64
+save("symbolic_ops", [
+    helper.make_node("Shape", ["x"], ["shape"]),
+    helper.make_node("Gather", ["shape", "one"], ["seq"], axis=0),
+    helper.make_node("Range", ["zero", "seq", "one"], ["pos"]),
+    helper.make_node("Gather", ["table", "pos"], ["pe"], axis=0),
+    helper.make_node("Add", ["x", "pe"], ["h"]),
+    helper.make_node("ReduceMean", ["h"], ["mean"], axes=[1], keepdims=1),
+    helper.make_node("Sub", ["h", "mean"], ["hc"]),
+    helper.make_node("Softmax", ["hc"], ["sm"], axis=1),
+    helper.make_node("Reshape", ["sm", "flat2"], ["flat"]),
+    helper.make_node("MatMul", ["flat", "W"], ["proj"]),
+    helper.make_node("Slice", ["shape", "zero1", "two1"], ["bs"]),
+    helper.make_node("Concat", ["bs", "four1"], ["oshape"], axis=0),
+    helper.make_node("Reshape", ["proj", "oshape"], ["p3"]),
+    helper.make_node("LayerNormalization", ["p3", "g", "b"], ["ln"], axis=-1),
+    helper.make_node("Equal", ["oshape", "minus1"], ["isneg"]),
+    helper.make_node("Where", ["isneg", "ones3", "oshape"], ["eshape"]),
+    helper.make_node("ConstantOfShape", ["eshape"], ["half"],
+                     value=numpy_helper.from_array(np.array([0.5], np.float32))),
+    helper.make_node("Mul", ["ln", "half"], ["y"]),
+    helper.make_node("Slice", ["y", "minus1_1", "big1", "one1"], ["last"]),
+], [vi("x", F, ["batch", "seq", 8])], [vi("y", F, ["batch", "seq", 4]), vi("last", F, ["batch", 1, 4])],
+    [i64("zero", 0), i64("one", 1), w("table", (64, 8)), i64("flat2", [-1, 8]), w("W", (8, 4)),
+     i64("zero1", [0]), i64("two1", [2]), i64("four1", [4]), i64("minus1", [-1, -1, -1]),
+     i64("ones3", [1, 1, 1]), numpy_helper.from_array(np.ones(4, np.float32), "g"),
+     numpy_helper.from_array(np.zeros(4, np.float32), "b"), i64("minus1_1", [-1]),
+     i64("big1", [9223372036854775807]), i64("one1", [1])])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())

@@ -23,24 +23,17 @@ static int64_t align64(int64_t x) {
   return (x + 63) & ~(int64_t)63;
 }
 
-static int64_t ref_bytes(const sched_program *p, const sched_buf *b) {
-  int64_t n = sched_ref(p, b->numel), es = (int64_t)ir_dtype_size(b->dtype);
-  return n > INT64_MAX / 16 / es ? INT64_MAX / 16 : align64(n * es);
-}
-
 static bool overlap(const sched_buf *a, const sched_buf *b) {
   return !(a->last < b->first || b->last < a->first);
 }
 
-void sched_plan_arena_sym(sched_program *p) {
+int *sched_place_greedy(sched_program *p, const int64_t *bytes, int *count) {
   int m = 0, *order = malloc((size_t)(p->nbufs + 1) * sizeof *order);
-  int64_t *size = malloc((size_t)(p->nbufs + 1) * sizeof *size);
-  SCHED_ASSERT(order && size);
+  SCHED_ASSERT(order);
   for (int i = 0; i < p->nbufs; i++)
-    if (p->bufs[i].kind == SCHED_BUF_TEMP) order[m++] = i, size[i] = ref_bytes(p, &p->bufs[i]);
-  /* largest first (stable), as in the static plan */
-  for (int i = 1; i < m; i++)
-    for (int j = i; j > 0 && size[order[j - 1]] < size[order[j]]; j--) {
+    if (p->bufs[i].kind == SCHED_BUF_TEMP) order[m++] = i;
+  for (int i = 1; i < m; i++) /* largest first, stable */
+    for (int j = i; j > 0 && bytes[order[j - 1]] < bytes[order[j]]; j--) {
       int t = order[j];
       order[j] = order[j - 1];
       order[j - 1] = t;
@@ -48,21 +41,35 @@ void sched_plan_arena_sym(sched_program *p) {
   p->arena_size = p->arena_naive = 0;
   for (int i = 0; i < m; i++) {
     sched_buf *b = &p->bufs[order[i]];
-    int64_t off = 0;
-    p->arena_naive += size[order[i]];
+    int64_t size = align64(bytes[order[i]]), off = 0;
+    p->arena_naive += size;
     for (bool moved = true; moved;) {
       moved = false;
       for (int j = 0; j < i; j++) {
         sched_buf *o = &p->bufs[order[j]];
-        if (overlap(o, b) && off < o->offset + size[order[j]] && o->offset < off + size[order[i]]) {
-          off = o->offset + size[order[j]];
+        int64_t osize = align64(bytes[order[j]]);
+        if (overlap(o, b) && off < o->offset + osize && o->offset < off + size) {
+          off = o->offset + osize;
           moved = true;
         }
       }
     }
     b->offset = off;
-    if (off + size[order[i]] > p->arena_size) p->arena_size = off + size[order[i]];
+    if (off + size > p->arena_size) p->arena_size = off + size;
   }
+  *count = m;
+  return order;
+}
+
+void sched_plan_arena_sym(sched_program *p) {
+  int64_t *bytes = calloc((size_t)p->nbufs + 1, sizeof *bytes);
+  SCHED_ASSERT(bytes);
+  for (int i = 0; i < p->nbufs; i++) {
+    int64_t n = sched_ref(p, p->bufs[i].numel), es = (int64_t)ir_dtype_size(p->bufs[i].dtype);
+    bytes[i] = n > INT64_MAX / 16 / es ? INT64_MAX / 16 : n * es;
+  }
+  int m, *order = sched_place_greedy(p, bytes, &m);
+  free(bytes);
   /* the run-time order: by reference offset, ties by placement (a buffer of
    * size 0 at the reference point may share an offset there) */
   for (int i = 1; i < m; i++)
@@ -82,5 +89,4 @@ void sched_plan_arena_sym(sched_program *p) {
     for (int j = 0; j < i; j++)
       if (overlap(&p->bufs[order[j]], b)) b->below[b->nbelow++] = order[j];
   }
-  free(size);
 }

@@ -110,43 +110,15 @@ static int64_t align64(int64_t x) {
 }
 
 /* Greedy best-fit by size: biggest buffers first, each at the lowest offset
- * free during its whole lifetime. */
+ * free during its whole lifetime (arena.c). */
 static void plan_arena(sched_program *p) {
-  int *order = malloc((size_t)p->nbufs * sizeof *order), m = 0;
-  SCHED_ASSERT(order || !p->nbufs);
+  int64_t *bytes = calloc((size_t)p->nbufs + 1, sizeof *bytes);
+  SCHED_ASSERT(bytes);
   for (int i = 0; i < p->nbufs; i++)
-    if (p->bufs[i].kind == SCHED_BUF_TEMP) order[m++] = i;
-  for (int i = 1; i < m; i++)
-    for (int j = i; j > 0; j--) {
-      sched_buf *a = &p->bufs[order[j - 1]], *b = &p->bufs[order[j]];
-      if ((size_t)a->numel * ir_dtype_size(a->dtype) >= (size_t)b->numel * ir_dtype_size(b->dtype))
-        break;
-      int t = order[j];
-      order[j] = order[j - 1];
-      order[j - 1] = t;
-    }
-  p->arena_size = p->arena_naive = 0;
-  for (int i = 0; i < m; i++) {
-    sched_buf *b = &p->bufs[order[i]];
-    int64_t size = align64(b->numel * (int64_t)ir_dtype_size(b->dtype));
-    p->arena_naive += size;
-    int64_t off = 0;
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (int j = 0; j < i; j++) {
-        sched_buf *o = &p->bufs[order[j]];
-        int64_t osize = align64(o->numel * (int64_t)ir_dtype_size(o->dtype));
-        bool live_overlap = !(o->last < b->first || b->last < o->first);
-        if (live_overlap && off < o->offset + osize && o->offset < off + size) {
-          off = o->offset + osize;
-          moved = true;
-        }
-      }
-    }
-    b->offset = off;
-    if (off + size > p->arena_size) p->arena_size = off + size;
-  }
-  free(order);
+    bytes[i] = p->bufs[i].numel * (int64_t)ir_dtype_size(p->bufs[i].dtype);
+  int m;
+  free(sched_place_greedy(p, bytes, &m));
+  free(bytes);
 }
 
 /* Constant bool tensors (masks) are stored as 32-bit 0/1: kernels read

@@ -49,7 +49,11 @@ char *sched_fuse(sched_program *p, const sched_options *opt, const char *live);
 /* Builds the isl model of `k` and its AST (sched_isl.c). */
 int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen);
 
-/* The arena plan when sizes are symbolic (arena.c). */
+/* The arena plan (arena.c): the greedy placement of the temporaries (by
+ * `bytes`, per buffer; largest first, each at the lowest 64-aligned offset
+ * free over its lifetime), returning them in placement order (malloc'd);
+ * and the plan when sizes are symbolic. */
+int *sched_place_greedy(sched_program *p, const int64_t *bytes, int *count);
 void sched_plan_arena_sym(sched_program *p);
 /* Sizes for the heuristics: a symbolic value at the reference point (ir_dim_ref). */
 int64_t sched_ref(const sched_program *p, int64_t d);

@@ -7,11 +7,11 @@
 //
 // Our side runs through `onnx2c-caten run -v` (compile, build with the C
 // compiler, load, run; the time reported is the call into the generated
-// code). Symbolic sequence length is not implemented yet, so each sequence
-// length is compiled once (the dynamic export pinned with --dim), and each
-// new token re-runs the prefill: the KV-cache decode export needs one
-// compiled object for every past length, which is what symbolic dimensions
-// will give.
+// code). Each `run` is a process of its own, so each new token compiles the
+// dynamic export again (pinned with --dim to the current length) and re-runs
+// the prefill. The symbolic build (no --dim) serves every length from one
+// shared object, but driving the KV-cache decode loop from it needs a host
+// that keeps it loaded, which this script does not do.
 'use strict';
 const fs = require('fs');
 const os = require('os');
