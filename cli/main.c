@@ -173,8 +173,9 @@ static int cmd_compile(args *a) {
   char err[2048];
   rt_model *m;
   if (rt_compile(a->model, a->outdir ? a->outdir : ".", &a->rt, &m, err, sizeof err)) return die(err);
-  printf("%s: %d nodes, %d kernels, arena %lld bytes, weights %lld bytes -> %s/%s.{c,h,weights}\n", a->model,
-         m->nodes, m->p->nkernels, (long long)m->p->arena_size, (long long)m->p->weights_size, m->dir, m->name);
+  printf("%s: %d nodes, %d kernels, arena %lld bytes%s, weights %lld bytes -> %s/%s.{c,h,weights}\n", a->model,
+         m->nodes, m->p->nkernels, (long long)m->p->arena_size, m->p->symbolic ? " (at the reference point)" : "",
+         (long long)m->p->weights_size, m->dir, m->name);
   rt_model_free(m);
   return 0;
 }

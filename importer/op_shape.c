@@ -293,7 +293,8 @@ static int lower_slice(imp_node *n) {
     seen |= 1u << a;
     if (steps[i] == 0) return imp_fail(n, "step 0 on axis %d", a);
     sp[a] = steps[i];
-    if (!ir_dim_is_sym(s.d[a]) && !ir_dim_is_sym(starts[i]) && !ir_dim_is_sym(ends[i]))
+    /* (in a model without symbols every value is plain, even one in the tag range) */
+    if (!imp_has_syms(n) || (!ir_dim_is_sym(s.d[a]) && !ir_dim_is_sym(starts[i]) && !ir_dim_is_sym(ends[i])))
       clamp_slice(s.d[a], starts[i], ends[i], steps[i], &st[a], &ln[a]);
     else if (clamp_slice_sym(n, s.d[a], starts[i], ends[i], steps[i], &st[a], &ln[a]))
       return -1;

@@ -376,10 +376,12 @@ void sched_dump_dot(const sched_program *p, void *file) {
     const char *what = x->kind == SCHED_BUF_INPUT    ? "input"
                        : x->kind == SCHED_BUF_OUTPUT ? "output"
                                                      : "weight";
-    fprintf(f, "  b%d [shape=ellipse, label=\"%s %s\\n%lld x %s\"];\n", b, what,
+    char numel[128];
+    ir_dim_str(x->numel, numel, sizeof numel); /* may be symbolic */
+    fprintf(f, "  b%d [shape=ellipse, label=\"%s %s\\n%s x %s\"];\n", b, what,
             x->kind == SCHED_BUF_OUTPUT ? ir_output_name(p->g, x->io_index)
                                         : (n->name ? n->name : ""),
-            (long long)x->numel, ir_dtype_name(x->dtype));
+            numel, ir_dtype_name(x->dtype));
   }
   for (int i = 0; i < p->nkernels; i++) {
     const sched_kernel *k = &p->kernels[i];
