@@ -27,6 +27,18 @@ static int reduced_axis(const ir_graph *g, const ir_node *r) {
   return k;
 }
 
+/* a < b for extents, symbolic ones included: a properly divides b. */
+static bool extent_below(int64_t a, int64_t b) {
+  int64_t q;
+  if (!ir_dim_is_sym(a) && !ir_dim_is_sym(b)) return a < b;
+  return a != b && ir_dim_div_exact(b, a, &q);
+}
+
+static bool divides(int64_t a, int64_t b) {
+  int64_t q;
+  return ir_dim_is_sym(a) || ir_dim_is_sym(b) ? ir_dim_div_exact(b, a, &q) : b % a == 0;
+}
+
 /* The run of x's axes lo[a]..hi[a] that view axis a of `v` reads (one
  * axis, or several merged by a reshape), for every axis that moves; lo[a]
  * = -1 for broadcast and size-1 axes. False when `v` is not such a plain
@@ -40,11 +52,12 @@ static bool axis_runs(const ir_view *v, const ir_shape *xs, int *lo, int *hi) {
     lo[a] = hi[a] = -1;
     if (v->shape.d[a] == 1 || v->stride[a] == 0) continue;
     for (int p = xs->rank - 1; p >= 0 && hi[a] < 0; p--)
-      if (xs->d[p] > 1 && st[p] == v->stride[a] && v->shape.d[a] % xs->d[p] == 0) hi[a] = p;
+      if (xs->d[p] > 1 && st[p] == v->stride[a] && divides(xs->d[p], v->shape.d[a])) hi[a] = p;
     if (hi[a] < 0) return false;
     int64_t extent = xs->d[hi[a]];
     lo[a] = hi[a];
-    while (extent < v->shape.d[a] && lo[a] > 0) extent *= xs->d[--lo[a]];
+    while (extent_below(extent, v->shape.d[a]) && lo[a] > 0)
+      extent = ir_dim_mul(extent, xs->d[--lo[a]]);
     if (extent != v->shape.d[a]) return false;
     for (int p = lo[a]; p <= hi[a]; p++) {
       if (used & (1u << p)) return false;
@@ -90,7 +103,8 @@ static bool relayout(ir_graph *g, ir_ref r, int which) {
   /* several rows: an axis the other operand runs over and y does not */
   bool rows = false;
   for (int a = 0; a < s->shape.rank; a++)
-    rows |= a != k && other->shape.d[a] >= 4 && depends_on(other, a) && !depends_on(y, a);
+    rows |= a != k && ir_dim_ref(g, other->shape.d[a]) >= 4 && depends_on(other, a) &&
+            !depends_on(y, a);
   int lo[IR_MAX_RANK], hi[IR_MAX_RANK];
   if (!rows || !axis_runs(&y->view, &x->shape, lo, hi)) return false;
   /* T = MOVE(permute(X)) with the run of X's axes for n innermost */

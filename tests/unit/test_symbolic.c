@@ -6,8 +6,8 @@
  *    checked), and the generated PREFIX_arena_size agrees with it;
  *  - the generated entry refuses dimensions outside the compile (seq > 64,
  *    symbols < 1 or > 2^31-1) with ERR_SHAPE, and arena_size says 0;
- *  - the kernel structure is the one of a pinned compile (same kernels, same
- *    number of distinct definitions), the header declares the symbols;
+ *  - the kernel structure is the one of a pinned compile (same kernels, the
+ *    same distinct definitions), the header declares the symbols;
  *  - the decode model's present_* outputs are [1, 2, past+1, 16]. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -115,8 +115,9 @@ static void test_dynamic(void **state) {
   assert_non_null(strstr(h, "model_ERR_SHAPE = 2"));
   assert_null(strstr(h, "model_ARENA_SIZE"));
   free(h);
-  /* the same kernels as a compile pinned to one shape */
-  const char *dims[] = {"batch=2", "seq=16"};
+  /* the same kernels as a compile pinned to one shape (seq = 7: at 16, the
+   * head size, two attention products would print alike when pinned) */
+  const char *dims[] = {"batch=2", "seq=7"};
   rt_model *s = compile("tiny_dynamic", dims, 2);
   assert_int_equal(ir_sym_count(s->g), 0);
   assert_int_equal(m->p->nkernels, s->p->nkernels);
