@@ -4,7 +4,8 @@ MAKEFLAGS += --no-print-directory
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
-DEMO_MODEL ?= models/llama/tiny_static/model.onnx
+DEMO_MODEL ?= models/llama/tiny_dynamic/model.onnx
+DEMO_PROMPT ?= models/llama/tiny_static/test_data_set_0/input_0.pb
 DEMO_TOKENS ?= 32
 
 .PHONY: all deps test test-fast test-asan demo bench clean
@@ -34,10 +35,12 @@ test-asan:
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
 	@cd $(ASAN_BUILD) && ctest -j$(JOBS) -L 'unit|sanitize|$(ASAN_NODE_SLICE)' --output-on-failure
 
-# Compiles the tiny LLaMA to C and shows it, then runs it and onnxruntime
-# side by side: top-5 logits, DEMO_TOKENS greedy tokens, max difference, time.
+# Compiles the tiny LLaMA (symbolic batch and seq) to C and shows it, checks
+# it against onnxruntime; then prefill + DEMO_TOKENS greedy tokens from the
+# KV-cache decode model (each compiled once), side by side with onnxruntime:
+# tokens, top-5 logits, max difference, time per token.
 demo: deps all
-	@scripts/demo.sh $(BUILD)/onnx2c-caten $(DEMO_MODEL)
+	@scripts/demo.sh $(BUILD)/onnx2c-caten $(DEMO_MODEL) $(DEMO_PROMPT)
 	@echo
 	@echo "== tiny LLaMA: onnx2c-caten vs onnxruntime (scripts/llama_demo.js)"
 	@node scripts/llama_demo.js $(BUILD)/onnx2c-caten $(DEMO_TOKENS)

@@ -12,6 +12,9 @@ so the exported graph only uses simple ONNX ops (see models/README.md).
 Forms (--form):
   static   ids [batch, seq] int64 -> logits [batch, seq, vocab]   (all dims fixed)
   dynamic  same, with dynamic axes ids/logits {0: 'batch', 1: 'seq'}
+  prefill  dynamic, and also returns the cache a decode step continues from:
+           ids [batch, seq] -> logits [batch, seq, vocab],
+              present_k_i / present_v_i [batch, kv_heads, seq, head_dim]
   decode   one step with a KV cache:
            ids [batch, 1] int64, position [1] int64,
            past_k_i / past_v_i [batch, kv_heads, past, head_dim] (past dynamic)
@@ -181,6 +184,19 @@ class PrefillWrapper(nn.Module):
         return self.m.prefill(ids)[0]
 
 
+class PrefillCacheWrapper(nn.Module):
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, ids):
+        logits, cache = self.m.prefill(ids)
+        out = [logits]
+        for k, v in cache:
+            out += [k, v]
+        return tuple(out)
+
+
 class DecodeWrapper(nn.Module):
     def __init__(self, m):
         super().__init__()
@@ -206,6 +222,8 @@ def build(a):
 
 
 def io_names(a):
+    if a.form == "prefill":
+        return ["ids"], ["logits"] + [f"present_{kv}_{i}" for i in range(a.layers) for kv in "kv"]
     if a.form != "decode":
         return ["ids"], ["logits"]
     ins, outs = ["ids", "position"], ["logits"]
@@ -353,11 +371,14 @@ def export(m, a, path):
             dyn[f"present_k_{i}"] = dyn[f"present_v_{i}"] = {2: "past_plus_1"}
         args = tuple(args)
     else:
-        wrapper = PrefillWrapper(m)
+        wrapper = PrefillCacheWrapper(m) if a.form == "prefill" else PrefillWrapper(m)
         args = (torch.randint(0, a.vocab, (a.batch, a.seq), generator=gen),)
         dyn = None
-        if a.form == "dynamic":
+        if a.form in ("dynamic", "prefill"):
             dyn = {"ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
+        if a.form == "prefill":
+            for name in outs[1:]:
+                dyn[name] = {0: "batch", 2: "seq"}
     with torch.no_grad():
         torch.onnx.export(wrapper, args, path, opset_version=17, do_constant_folding=True,
                           input_names=ins, output_names=outs, dynamic_axes=dyn)
@@ -394,7 +415,9 @@ def reference(m, a, path, k, gen, batch, seq_or_past, threads):
             extra = " decode-vs-prefill %.3g" % (full[:, -1:] - expect[0]).abs().max().item()
         else:
             inputs = [torch.randint(0, a.vocab, (batch, seq_or_past), generator=gen)]
-            expect = (PrefillWrapper(m)(*inputs),)
+            wrapper = PrefillCacheWrapper(m) if a.form == "prefill" else PrefillWrapper(m)
+            expect = wrapper(*inputs)
+            expect = expect if isinstance(expect, tuple) else (expect,)
     files = []
     for j, (name, t) in enumerate(zip(ins, inputs)):
         p = os.path.join(d, f"input_{j}.pb")
@@ -433,7 +456,7 @@ def main():
     p.add_argument("--eps", type=float, default=1e-5)
     p.add_argument("--rope-theta", type=float, default=10000.0)
     p.add_argument("--tied", action="store_true", help="tie LM head to the embedding")
-    p.add_argument("--form", choices=["static", "dynamic", "decode"], default="static")
+    p.add_argument("--form", choices=["static", "dynamic", "prefill", "decode"], default="static")
     p.add_argument("--out", required=True, help="output directory (model.onnx)")
     p.add_argument("--ref", action="store_true", help="write test_data_set_* reference data")
     p.add_argument("--ref-shapes", default=None,

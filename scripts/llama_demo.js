@@ -1,17 +1,19 @@
 #!/usr/bin/env node
-// llama_demo.js — `make demo`: the tiny LLaMA of models/llama compiled to C by
-// onnx2c-caten, run side by side with onnxruntime on the same prompt, then
-// greedy generation of N tokens by both.
+// llama_demo.js — `make demo`: greedy generation with the tiny LLaMA of
+// models/llama, by onnx2c-caten and by onnxruntime, side by side.
 //
 // Usage: node scripts/llama_demo.js ONNX2C [TOKENS]
 //
-// Our side runs through `onnx2c-caten run -v` (compile, build with the C
-// compiler, load, run; the time reported is the call into the generated
-// code). Each `run` is a process of its own, so each new token compiles the
-// dynamic export again (pinned with --dim to the current length) and re-runs
-// the prefill. The symbolic build (no --dim) serves every length from one
-// shared object, but driving the KV-cache decode loop from it needs a host
-// that keeps it loaded, which this script does not do.
+// Ours: the prefill export (models/llama/tiny_prefill: logits and the KV
+// cache, dynamic batch and seq) and the decode-step export (tiny_decode:
+// dynamic past) are each compiled ONCE by onnx2c-caten with symbolic
+// dimensions, built with the system compiler into one host program
+// (scripts/llama_host.c) that runs the prompt through prefill and then
+// TOKENS decode steps, each continuing from the cache the step before
+// returned. onnxruntime-node runs the same two models the same way. Both
+// choose each next token greedily from their own logits; the report prints
+// the tokens, the first step's top-5 logits, the largest logits difference
+// and the time per token (the model call only, in-process on both sides).
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -19,21 +21,25 @@ const path = require('path');
 const { spawnSync } = require('child_process');
 
 const root = path.resolve(__dirname, '..');
-const { decodeTensorProto, encodeTensorProto, toOrtTensor } = require(path.join(root, 'runtime/ort/ort_run.js'));
+const { decodeTensorProto, toOrtTensor } = require(path.join(root, 'runtime/ort/ort_run.js'));
 const ort = require(path.join(root, 'runtime/ort/node_modules/onnxruntime-node'));
 
-const exe = process.argv[2];
+const exe = path.resolve(process.argv[2] || path.join(root, 'build/onnx2c-caten'));
 const ntokens = Number(process.argv[3] || 32);
-const model = path.join(root, 'models/llama/tiny_dynamic/model.onnx');
-const prompt = decodeTensorProto(fs.readFileSync(path.join(root, 'models/llama/tiny_static/test_data_set_0/input_0.pb')));
+const llama = path.join(root, 'models/llama');
+const prefillModel = path.join(llama, 'tiny_prefill/model.onnx');
+const decodeModel = path.join(llama, 'tiny_decode/model.onnx');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'llama-demo-'));
+const CFLAGS = ['-O3', '-march=native', '-fno-math-errno', '-fopenmp-simd', '-DONNX2C_OMP_SIMD'];
 
-function idsTensor(ids) {
-  return new ort.Tensor('int64', BigInt64Array.from(ids.map(BigInt)), [1, ids.length]);
+function tensorAt(file) {
+  return toOrtTensor(ort, decodeTensorProto(fs.readFileSync(file)), file);
 }
 
-function lastRow(data, seq, vocab) {
-  return Array.from(data.subarray((seq - 1) * vocab, seq * vocab));
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (r.status !== 0) throw new Error(`${path.basename(cmd)} ${args.join(' ')}\n${r.stderr || r.error}`);
+  return r;
 }
 
 function argmax(row) {
@@ -43,61 +49,120 @@ function argmax(row) {
 }
 
 function top5(row) {
-  return row.map((v, i) => [v, i]).sort((a, b) => b[0] - a[0]).slice(0, 5);
+  return Array.from(row, (v, i) => [v, i]).sort((a, b) => b[0] - a[0]).slice(0, 5);
+}
+
+function ms(t0) {
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+// onnxruntime: prefill, then decode steps fed with the presents of the step before
+async function generateOrt(prompt, vocab, layers) {
+  const opts = { intraOpNumThreads: 1, graphOptimizationLevel: 'all' };
+  const pre = await ort.InferenceSession.create(prefillModel, opts);
+  const dec = await ort.InferenceSession.create(decodeModel, opts);
+  const ids = new ort.Tensor('int64', BigInt64Array.from(prompt.map(BigInt)), [1, prompt.length]);
+  await pre.run({ ids }); // untimed, as on our side
+  let t0 = process.hrtime.bigint();
+  let r = await pre.run({ ids });
+  const steps = [{ us: ms(t0) * 1e3 }];
+  let row = r.logits.data.slice((prompt.length - 1) * vocab, prompt.length * vocab);
+  const rows = [row];
+  let token = argmax(row);
+  const tokens = [token];
+  let cache = [];
+  for (let i = 0; i < layers; i++) cache.push(r[`present_k_${i}`], r[`present_v_${i}`]);
+  for (let step = 1; step <= ntokens; step++) {
+    const past = prompt.length + step - 1;
+    const feeds = {
+      ids: new ort.Tensor('int64', BigInt64Array.from([BigInt(token)]), [1, 1]),
+      position: new ort.Tensor('int64', BigInt64Array.from([BigInt(past)]), [1]),
+    };
+    for (let i = 0; i < layers; i++) feeds[`past_k_${i}`] = cache[2 * i], feeds[`past_v_${i}`] = cache[2 * i + 1];
+    if (step === 1) await dec.run(feeds);
+    t0 = process.hrtime.bigint();
+    r = await dec.run(feeds);
+    steps.push({ us: ms(t0) * 1e3 });
+    row = r.logits.data.slice(0, vocab);
+    rows.push(row);
+    token = argmax(row);
+    tokens.push(token);
+    cache = [];
+    for (let i = 0; i < layers; i++) cache.push(r[`present_k_${i}`], r[`present_v_${i}`]);
+  }
+  await pre.release();
+  await dec.release();
+  return { tokens, rows, steps };
+}
+
+// ours: compile each model once (symbolic), build the host, run it
+function generateOurs(prompt, vocab, kvHeads, headDim) {
+  const dirs = {};
+  for (const [name, model] of [['prefill', prefillModel], ['decode', decodeModel]]) {
+    dirs[name] = path.join(tmp, name);
+    const r = run(exe, [model, '-o', dirs[name], '--name', name]);
+    console.log(`  ${r.stdout.trim()}`);
+  }
+  const host = path.join(tmp, 'llama_host');
+  run('cc', [...CFLAGS, '-I', dirs.prefill, '-I', dirs.decode, path.join(root, 'scripts/llama_host.c'),
+    path.join(dirs.prefill, 'prefill.c'), path.join(dirs.decode, 'decode.c'), '-lm', '-o', host]);
+  console.log(`  built ${path.basename(host)}: scripts/llama_host.c + prefill.c + decode.c (cc ${CFLAGS.join(' ')})`);
+  const logits = path.join(tmp, 'logits.bin');
+  const r = run(host, [path.join(dirs.prefill, 'prefill.weights'), path.join(dirs.decode, 'decode.weights'),
+    String(vocab), String(kvHeads), String(headDim), String(ntokens), logits, ...prompt.map(String)]);
+  const steps = r.stdout.trim().split('\n').map((l) => {
+    const f = l.split(/\s+/);
+    return { token: Number(f[5]), us: Number(f[7]) };
+  });
+  const all = new Float32Array(fs.readFileSync(logits).buffer.slice(0));
+  const rows = steps.map((_, i) => all.subarray(i * vocab, (i + 1) * vocab));
+  return { tokens: steps.map((s) => s.token), rows, steps };
+}
+
+function mean(v) {
+  return v.reduce((a, b) => a + b, 0) / v.length;
 }
 
 async function main() {
-  const ids = Array.from(toOrtTensor(ort, prompt, 'prompt').data, Number);
-  const session = await ort.InferenceSession.create(model, { intraOpNumThreads: 1, graphOptimizationLevel: 'all' });
-  const vocab = 256;
-  console.log(`prompt (${ids.length} token ids): ${ids.join(' ')}`);
-  const oursIds = ids.slice(), ortIds = ids.slice();
-  let maxdiff = 0, oursMs = 0, ortMs = 0, steps = 0;
-  for (let step = 0; step < ntokens; step++) {
-    // onnxruntime
-    const t0 = process.hrtime.bigint();
-    const r = await session.run({ ids: idsTensor(ortIds) });
-    ortMs += Number(process.hrtime.bigint() - t0) / 1e6;
-    const ortRow = lastRow(r.logits.data, ortIds.length, vocab);
-    // onnx2c-caten (same sequence as long as both agree)
-    const out = path.join(tmp, `out_${oursIds.length}`);
-    const child = spawnSync(exe, ['run', model, '--dim', 'batch=1', '--dim',
-      `seq=${oursIds.length}`, '-i', writeIds(oursIds), '-o', out, '-v', '--cflags', '-O2 -march=native -fno-math-errno'],
-    { encoding: 'utf8' });
-    if (child.status !== 0) throw new Error(`onnx2c-caten failed: ${child.stderr}`);
-    const m = /run\s+([0-9.]+) ms/.exec(child.stderr);
-    oursMs += m ? Number(m[1]) : NaN;
-    const t = decodeTensorProto(fs.readFileSync(path.join(out, 'output_0.pb')));
-    const oursRow = lastRow(toOrtTensor(ort, t, 'logits').data, oursIds.length, vocab);
-    for (let i = 0; i < vocab; i++) maxdiff = Math.max(maxdiff, Math.abs(oursRow[i] - ortRow[i]));
-    if (step === 0) {
-      console.log('\ntop-5 logits of the first step:   onnx2c-caten          |  onnxruntime');
-      const a = top5(oursRow), b = top5(ortRow);
-      for (let i = 0; i < 5; i++)
-        console.log(`   #${i + 1}   token ${String(a[i][1]).padStart(3)}  ${a[i][0].toFixed(6).padStart(11)}   |  token ${String(b[i][1]).padStart(3)}  ${b[i][0].toFixed(6).padStart(11)}`);
-    }
-    oursIds.push(argmax(oursRow));
-    ortIds.push(argmax(ortRow));
-    steps++;
+  // sizes from the reference data: logits [1,1,vocab], present_k_0 [1,kvh,past+1,hd]
+  const ref = path.join(llama, 'tiny_decode/test_data_set_0');
+  const vocab = tensorAt(path.join(ref, 'output_0.pb')).dims[2];
+  const [, kvHeads, , headDim] = tensorAt(path.join(ref, 'output_1.pb')).dims;
+  const layers = (fs.readdirSync(ref).filter((f) => f.startsWith('output_')).length - 1) / 2;
+  const prompt = Array.from(tensorAt(path.join(llama, 'tiny_static/test_data_set_0/input_0.pb')).data, Number);
+  console.log(`prompt (${prompt.length} token ids): ${prompt.join(' ')}`);
+  console.log(`onnx2c-caten: each model compiled once, symbolic dimensions:`);
+  const ours = generateOurs(prompt, vocab, kvHeads, headDim);
+  const theirs = await generateOrt(prompt, vocab, layers);
+
+  console.log('\ntop-5 logits of the first step (prefill):  onnx2c-caten          |  onnxruntime');
+  const a = top5(ours.rows[0]), b = top5(theirs.rows[0]);
+  for (let i = 0; i < 5; i++)
+    console.log(`   #${i + 1}   token ${String(a[i][1]).padStart(3)}  ${a[i][0].toFixed(6).padStart(11)}   |  token ${String(b[i][1]).padStart(3)}  ${b[i][0].toFixed(6).padStart(11)}`);
+
+  console.log('\nstep  past   onnx2c-caten  onnxruntime   ours µs   onnxruntime µs');
+  let diverged = -1, maxdiff = 0;
+  for (let s = 0; s <= ntokens; s++) {
+    if (diverged < 0 && ours.tokens[s] !== theirs.tokens[s]) diverged = s;
+    if (diverged < 0) // the same inputs so far: the logits must agree
+      for (let i = 0; i < vocab; i++) maxdiff = Math.max(maxdiff, Math.abs(ours.rows[s][i] - theirs.rows[s][i]));
+    const past = s === 0 ? 'pre' : String(prompt.length + s - 1);
+    console.log(`${String(s).padStart(4)}  ${past.padStart(4)}   ${String(ours.tokens[s]).padStart(12)}  ${String(theirs.tokens[s]).padStart(11)}` +
+      `   ${ours.steps[s].us.toFixed(1).padStart(7)}   ${theirs.steps[s].us.toFixed(1).padStart(14)}`);
   }
-  const gOurs = oursIds.slice(ids.length), gOrt = ortIds.slice(ids.length);
-  console.log(`\ngenerated (${steps} tokens, greedy):`);
-  console.log(`  onnx2c-caten: ${gOurs.join(' ')}`);
-  console.log(`  onnxruntime:  ${gOrt.join(' ')}`);
-  const same = gOurs.every((v, i) => v === gOrt[i]);
-  console.log(`  identical: ${same ? 'yes' : 'NO'}`);
-  console.log(`max |logits difference| over all steps: ${maxdiff.toExponential(2)}`);
-  console.log(`time per token (prefill of the whole sequence, 1 thread, model call only):`);
-  console.log(`  onnx2c-caten ${(oursMs / steps).toFixed(3)} ms   onnxruntime ${(ortMs / steps).toFixed(3)} ms`);
-  await session.release();
+  const same = diverged < 0;
+  console.log(`\ngenerated: 1 token from prefill + ${ntokens} from the KV-cache decode model, greedy`);
+  console.log(`  onnx2c-caten: ${ours.tokens.join(' ')}`);
+  console.log(`  onnxruntime:  ${theirs.tokens.join(' ')}`);
+  console.log(`  identical: ${same ? 'yes' : `NO (from step ${diverged})`}`);
+  console.log(`max |logits difference| over all ${ntokens + 1} steps: ${maxdiff.toExponential(2)}`);
+  const od = mean(ours.steps.slice(1).map((s) => s.us)), td = mean(theirs.steps.slice(1).map((s) => s.us));
+  console.log(`time per token (decode step, mean of ${ntokens}, 1 thread, model call only):`);
+  console.log(`  onnx2c-caten ${(od / 1e3).toFixed(4)} ms   onnxruntime ${(td / 1e3).toFixed(4)} ms   (onnxruntime / ours ${(td / od).toFixed(1)}x;` +
+    ' onnxruntime-node includes ~15 µs of Node call)');
+  console.log(`prefill of ${prompt.length} tokens: onnx2c-caten ${(ours.steps[0].us / 1e3).toFixed(4)} ms   onnxruntime ${(theirs.steps[0].us / 1e3).toFixed(4)} ms`);
   fs.rmSync(tmp, { recursive: true, force: true });
   if (!same || !(maxdiff <= 1e-4)) process.exit(1);
-}
-
-function writeIds(ids) {
-  const f = path.join(tmp, `ids_${ids.length}.pb`);
-  fs.writeFileSync(f, encodeTensorProto('ids', idsTensor(ids)));
-  return f;
 }
 
 main().catch((e) => {
