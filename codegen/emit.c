@@ -613,29 +613,16 @@ static void print_user(cg_kernel *c, isl_ast_node *node) {
 
 /* The innermost loop of a sum accumulates in a scalar: let the compiler
  * vectorise it by reassociating that sum (O2C_SIMD_SUM, see program.c). */
-static sched_stmt_kind user_kind(isl_ast_node *user) {
-  isl_ast_expr *call = isl_ast_node_user_get_expr(user);
-  isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
-  isl_id *id = isl_ast_expr_get_id(fn);
-  int stage;
-  sched_stmt_kind kind = sched_stmt_of(isl_id_get_name(id), &stage);
-  isl_id_free(id);
-  isl_ast_expr_free(fn);
-  isl_ast_expr_free(call);
-  return kind;
-}
-
-/* Is the body of `loop` statements only (no loop inside), each of a kind
- * in `kinds` (a bit per sched_stmt_kind)? */
-static bool innermost(isl_ast_node *loop, unsigned kinds) {
+/* Is the body of `loop` statements only (no loop inside)? */
+static bool innermost(isl_ast_node *loop) {
   isl_ast_node *body = isl_ast_node_for_get_body(loop);
-  bool only = isl_ast_node_get_type(body) == isl_ast_node_user && (kinds >> user_kind(body) & 1);
+  bool only = isl_ast_node_get_type(body) == isl_ast_node_user;
   if (isl_ast_node_get_type(body) == isl_ast_node_block) {
     isl_ast_node_list *l = isl_ast_node_block_get_children(body);
     only = true;
     for (int i = 0; i < isl_ast_node_list_n_ast_node(l) && only; i++) {
       isl_ast_node *ch = isl_ast_node_list_get_ast_node(l, i);
-      only = isl_ast_node_get_type(ch) == isl_ast_node_user && (kinds >> user_kind(ch) & 1);
+      only = isl_ast_node_get_type(ch) == isl_ast_node_user;
       isl_ast_node_free(ch);
     }
     isl_ast_node_list_free(l);
@@ -648,17 +635,7 @@ static void simd_pragma(cg_kernel *c, isl_ast_node *loop) {
   if (c->k->gemm.on) {
     /* the columns of a register block: vectorised, never peeled into
      * scalars first (short loops are, and then get vectorised badly) */
-    if (innermost(loop, ~0u)) cg_line(c->body, c->depth, "O2C_SIMD"), c->out->simd = true;
-    return;
-  }
-  if (innermost(loop, 1u << SCHED_STMT_FINAL)) {
-    /* final stores only: each iteration writes its own element and reads
-     * inputs and finished sums. Said explicitly because compilers lose the
-     * restrict of pointers captured into an OpenMP region, and then do not
-     * vectorise these loops. O2C_SIMD_F: becomes O2C_SIMD, or O2C_SIMD_ERR
-     * when the kernel can flag an index error (program.c) */
-    cg_line(c->body, c->depth, "O2C_SIMD_F");
-    c->out->simd = true;
+    if (innermost(loop)) cg_line(c->body, c->depth, "O2C_SIMD"), c->out->simd = true;
     return;
   }
   isl_ast_node *body = isl_ast_node_for_get_body(loop);

@@ -37,17 +37,6 @@ void cg_line(cg_buf *b, int depth, const char *fmt, ...) {
   free(line);
 }
 
-/* Replaces every `what` in `b` by `with` (placeholders filled in once a
- * kernel is printed and what it needs is known). */
-static void replace_all(cg_buf *b, const char *what, const char *with) {
-  for (char *at; b->s && (at = strstr(b->s, what));) {
-    cg_buf fixed = {0};
-    cg_printf(&fixed, "%.*s%s%s", (int)(at - b->s), b->s, with, at + strlen(what));
-    free(b->s);
-    *b = fixed;
-  }
-}
-
 int cg_kernel_arg(const cg_kernel *c, int buf) {
   for (int i = 0; i < c->k->nargs; i++)
     if (c->k->args[i] == buf) return i;
@@ -240,8 +229,13 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
     uint32_t syms = cg_dims_used(p, &body); /* the symbols the kernel's sizes are made of */
     cg_dims_params(&def, syms);
     const char *clause = ck.has_index ? " reduction(|| : err)" : "";
-    replace_all(&body, "O2C_ERR_CLAUSE", clause);
-    replace_all(&body, "O2C_SIMD_F", ck.has_index ? "O2C_SIMD_ERR" : "O2C_SIMD");
+    for (char *at; body.s && (at = strstr(body.s, "O2C_ERR_CLAUSE"));) {
+      cg_buf fixed = {0};
+      cg_printf(&fixed, "%.*s%s%s", (int)(at - body.s), body.s, clause,
+                at + strlen("O2C_ERR_CLAUSE"));
+      free(body.s);
+      body = fixed;
+    }
     cg_printf(&def, ") {\n%s%s%s}\n\n", ck.has_index ? "  int err = 0;\n" : "",
               body.s ? body.s : "", ck.has_index ? "  return err;\n" : "");
     free(body.s);
@@ -292,9 +286,8 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
         "#define O2C_SIMD_SUM(v) O2C_PRAGMA(omp simd reduction(+ : v))\n"
         "#define O2C_SIMD O2C_PRAGMA(omp simd)\n"
         "#define O2C_SIMD_MAX(v, nan) O2C_PRAGMA(omp simd reduction(max : v) reduction(| : nan))\n"
-        "#define O2C_SIMD_ERR O2C_PRAGMA(omp simd reduction(| : err))\n"
-        "#else\n#define O2C_SIMD_SUM(v)\n#define O2C_SIMD\n#define O2C_SIMD_MAX(v, nan)\n"
-        "#define O2C_SIMD_ERR\n#endif\n\n");
+        "#else\n#define O2C_SIMD_SUM(v)\n#define O2C_SIMD\n#define O2C_SIMD_MAX(v, "
+        "nan)\n#endif\n\n");
   if (out.nounroll)
     fprintf(c,
             "/* On the reduction loop of a register block: unrolled, a short loop gets\n"
