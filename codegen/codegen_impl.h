@@ -47,6 +47,11 @@ typedef struct {
    * the accumulator blocks ("[3][c3]"; "" elsewhere), the column tile and
    * the column in it, the reduction index (for packed weight panels) */
   const char *acc_sub, *col_tile, *col, *red;
+  /* threads: where the threaded loop's body goes when it gets a function of
+   * its own (NULL: no such function), and whether it did, with its index */
+  cg_buf *rows;
+  bool rows_split, in_rows;
+  char rows_iter[32];
 } cg_kernel;
 
 /* The C text of o2c_exp2f, printed into files that use it (program.c). */

@@ -667,19 +667,22 @@ static void simd_pragma(cg_kernel *c, isl_ast_node *loop) {
  * (scheduler/tile.c). Only kernels with enough work get threads: a parallel
  * region costs microseconds. Tiles are handed out one at a time: cores of a
  * VM need not run at the same speed, and a tile is tens of microseconds. */
-static void parallel_pragma(cg_kernel *c) {
+static bool wants_threads(const cg_kernel *c) {
   double work = 1; /* symbolic extents: at the reference point */
   for (int i = 0; i < c->k->naxes; i++)
     work *= (double)ir_dim_ref(c->p->g, c->k->space.d[c->k->axes[i]]);
-  if (c->threads < 2 || work < 65536 || !c->k->nouter ||
-      ir_dim_ref(c->p->g, c->k->space.d[c->k->outer[0]]) < 2)
-    return;
+  return c->threads >= 2 && work >= 65536 && c->k->nouter &&
+         ir_dim_ref(c->p->g, c->k->space.d[c->k->outer[0]]) >= 2;
+}
+
+static void parallel_pragma(cg_kernel *c, bool rows) {
   cg_buf priv = {0};
-  for (int i = 0; i < c->k->nstages; i++) {
+  for (int i = 0; i < c->k->nstages && !rows; i++) {
     cg_printf(&priv, "%sacc%d", priv.n ? ", " : "", i);
     if (is_float_max(c, i)) cg_printf(&priv, ", nan%d", i);
   }
-  for (int i = 0; i < c->k->ngathers; i++) cg_printf(&priv, "%sg%d", priv.n ? ", " : "", i);
+  for (int i = 0; i < c->k->ngathers && !rows; i++)
+    cg_printf(&priv, "%sg%d", priv.n ? ", " : "", i);
   cg_line(c->body, 0, "#ifdef _OPENMP");
   /* O2C_ERR_CLAUSE: filled in once the kernel is printed (program.c) */
   cg_line(c->body, c->depth,
@@ -688,6 +691,34 @@ static void parallel_pragma(cg_kernel *c) {
           priv.n ? ")" : "");
   cg_line(c->body, 0, "#endif");
   free(priv.s);
+}
+
+static void print_node(cg_kernel *c, isl_ast_node *node);
+
+/* The threaded loop of a kernel that is not register-blocked, its body put
+ * in the kernel's rows function (c->rows; program.c names it): gcc loses
+ * the restrict of pointers captured into an OpenMP region, and then does
+ * not vectorise some of the loops inside (the softmax's last loop, at one
+ * third of its speed); as parameters of a function they keep it. */
+static void print_rows_loop(cg_kernel *c, isl_ast_node *node, const char *it, const char *init,
+                            const char *cond, const char *inc) {
+  parallel_pragma(c, true);
+  cg_line(c->body, c->depth, "for (int64_t %s = %s; %s; %s += %s)", it, init, cond, it, inc);
+  cg_buf *outer = c->body;
+  c->body = c->rows;
+  c->in_rows = true; /* its loops are printed at depth 1 again, but not threaded */
+  isl_ast_node *body = isl_ast_node_for_get_body(node);
+  print_node(c, body);
+  isl_ast_node_free(body);
+  c->in_rows = false;
+  c->body = outer;
+  /* O2C_ROWS_FN, O2C_ROWS_ARGS: the function and the kernel's parameters (program.c) */
+  if (c->has_index)
+    cg_line(c->body, c->depth + 1, "if (O2C_ROWS_FN(O2C_ROWS_ARGS, %s)) err = 1;", it);
+  else
+    cg_line(c->body, c->depth + 1, "O2C_ROWS_FN(O2C_ROWS_ARGS, %s);", it);
+  snprintf(c->rows_iter, sizeof c->rows_iter, "%s", it);
+  c->rows_split = true;
 }
 
 static void print_node(cg_kernel *c, isl_ast_node *node) {
@@ -705,8 +736,16 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
       memmove(cd.s, cd.s + 1, cd.n - 2);
       cd.s[cd.n - 2] = 0;
     }
+    bool threads = c->depth == 1 && !c->in_rows && wants_threads(c);
+    if (threads && c->rows && !c->k->gemm.on) {
+      print_rows_loop(c, node, i.s, b.s, cd.s, s.s);
+      free(i.s), free(b.s), free(cd.s), free(s.s);
+      isl_ast_expr_free(it), isl_ast_expr_free(init), isl_ast_expr_free(cond),
+          isl_ast_expr_free(inc);
+      break;
+    }
     simd_pragma(c, node);
-    if (c->depth == 1) parallel_pragma(c);
+    if (threads) parallel_pragma(c, false);
     cg_line(c->body, c->depth, "for (int64_t %s = %s; %s; %s += %s) {", i.s, b.s, cd.s, i.s, s.s);
     free(i.s), free(b.s), free(cd.s), free(s.s);
     isl_ast_expr_free(it), isl_ast_expr_free(init), isl_ast_expr_free(cond), isl_ast_expr_free(inc);
@@ -771,16 +810,28 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
 int cg_kernel_body(cg_kernel *c) {
   c->depth = 1;
   c->acc_sub = "";
+  cg_buf decl = {0}, main = {0}, *out = c->body;
   for (int i = 0; i < c->k->nstages; i++) {
     const char *T = cg_ctype(ir_node_get(c->p->g, c->k->stages[i])->dtype);
     if (c->k->gemm.on)
-      cg_line(c->body, 1, "%s acc%d[%d][%d];", T, i, c->k->gemm.mr, c->k->gemm.nr);
+      cg_line(&decl, 1, "%s acc%d[%d][%d];", T, i, c->k->gemm.mr, c->k->gemm.nr);
     else
-      cg_line(c->body, 1, "%s acc%d;", T, i);
-    if (is_float_max(c, i)) cg_line(c->body, 1, "int nan%d;", i);
+      cg_line(&decl, 1, "%s acc%d;", T, i);
+    if (is_float_max(c, i)) cg_line(&decl, 1, "int nan%d;", i);
   }
-  for (int i = 0; i < c->k->ngathers; i++) cg_line(c->body, 1, "int64_t g%d;", i);
+  for (int i = 0; i < c->k->ngathers; i++) cg_line(&decl, 1, "int64_t g%d;", i);
+  /* a rows function only for a kernel that is one loop nest */
+  if (isl_ast_node_get_type(c->k->ast) != isl_ast_node_for) c->rows = NULL;
+  cg_buf rows = {0}, *rows_out = c->rows;
+  if (c->rows) c->rows = &rows;
+  c->body = &main;
   print_node(c, c->k->ast);
+  c->body = out;
+  cg_printf(c->rows_split ? rows_out : out, "%s", decl.s ? decl.s : "");
+  if (c->rows_split) cg_printf(rows_out, "%s", rows.s ? rows.s : "");
+  cg_printf(out, "%s", main.s ? main.s : "");
+  c->rows = rows_out;
+  free(decl.s), free(main.s), free(rows.s);
   statement_begin(c);
   free(c->memo);
   free(c->pre.s);

@@ -37,6 +37,17 @@ void cg_line(cg_buf *b, int depth, const char *fmt, ...) {
   free(line);
 }
 
+/* Replaces every `what` in `b` by `with` (placeholders filled in once a
+ * kernel is printed and what it needs is known). */
+static void replace_all(cg_buf *b, const char *what, const char *with) {
+  for (char *at; b->s && (at = strstr(b->s, what));) {
+    cg_buf fixed = {0};
+    cg_printf(&fixed, "%.*s%s%s", (int)(at - b->s), b->s, with, at + strlen(what));
+    free(b->s);
+    *b = fixed;
+  }
+}
+
 int cg_kernel_arg(const cg_kernel *c, int buf) {
   for (int i = 0; i < c->k->nargs; i++)
     if (c->k->args[i] == buf) return i;
@@ -208,10 +219,10 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
   for (int i = 0; i < p->nkernels; i++) {
     const sched_kernel *k = &p->kernels[i];
     const ir_node *root = ir_node_get(p->g, k->root);
-    cg_buf body = {0}, def = {0};
+    cg_buf body = {0}, def = {0}, rows = {0};
     cg_kernel ck;
     memset(&ck, 0, sizeof ck);
-    ck.p = p, ck.k = k, ck.body = &body, ck.out = &out, ck.threads = o->threads;
+    ck.p = p, ck.k = k, ck.body = &body, ck.out = &out, ck.threads = o->threads, ck.rows = &rows;
     if (cg_kernel_body(&ck)) {
       snprintf(err, errlen, "internal: cannot print kernel %d", i);
       free(kernels.s), free(entry.s), free(body.s);
@@ -220,22 +231,28 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
       return -1;
     }
     /* a kernel with an indexed read returns non-zero on an index out of range */
-    cg_printf(&def, "(");
+    cg_buf params = {0}, args = {0};
     for (int a = 0; a < k->nargs; a++) {
       const sched_buf *b = &p->bufs[k->args[a]];
-      cg_printf(&def, "%s%s%s *restrict b%d", a ? ", " : "", a ? "const " : "", cg_ctype(b->dtype),
-                a);
+      cg_printf(&params, "%s%s%s *restrict b%d", a ? ", " : "", a ? "const " : "",
+                cg_ctype(b->dtype), a);
+      cg_printf(&args, "%sb%d", a ? ", " : "", a);
     }
-    uint32_t syms = cg_dims_used(p, &body); /* the symbols the kernel's sizes are made of */
-    cg_dims_params(&def, syms);
+    /* the symbols the kernel's sizes are made of */
+    uint32_t syms = cg_dims_used(p, &body) | (ck.rows_split ? cg_dims_used(p, &rows) : 0);
+    cg_dims_params(&params, syms);
+    cg_dims_args(&args, syms);
+    if (ck.rows_split) {
+      /* the threaded loop's body as a function of its own (emit.c) */
+      cg_printf(&def, "(%s, int64_t %s) {\n%s%s%s}\n\nstatic %s O2C_KERNEL_FN", params.s,
+                ck.rows_iter, ck.has_index ? "  int err = 0;\n" : "", rows.s ? rows.s : "",
+                ck.has_index ? "  return err;\n" : "", ck.has_index ? "int" : "void");
+      replace_all(&body, "O2C_ROWS_ARGS", args.s);
+    }
+    cg_printf(&def, "(%s", params.s);
+    free(params.s), free(args.s), free(rows.s);
     const char *clause = ck.has_index ? " reduction(|| : err)" : "";
-    for (char *at; body.s && (at = strstr(body.s, "O2C_ERR_CLAUSE"));) {
-      cg_buf fixed = {0};
-      cg_printf(&fixed, "%.*s%s%s", (int)(at - body.s), body.s, clause,
-                at + strlen("O2C_ERR_CLAUSE"));
-      free(body.s);
-      body = fixed;
-    }
+    replace_all(&body, "O2C_ERR_CLAUSE", clause);
     cg_printf(&def, ") {\n%s%s%s}\n\n", ck.has_index ? "  int err = 0;\n" : "",
               body.s ? body.s : "", ck.has_index ? "  return err;\n" : "");
     free(body.s);
@@ -249,7 +266,15 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
       cg_printf(&kernels, "/* kernel %d: %s%s%s%s */\n", f, ir_op_name(root->op),
                 root->reduce ? ".reduce" : "", root->label ? " from " : "",
                 root->label ? root->label : "");
-      cg_printf(&kernels, "static %s k%d%s", ck.has_index ? "int" : "void", f, def.s);
+      cg_buf text = {0}, name = {0};
+      cg_printf(&name, "k%d", f);
+      cg_printf(&text, "static %s %s%s%s", ck.has_index ? "int" : "void", name.s,
+                ck.rows_split ? "_rows" : "", def.s);
+      replace_all(&text, "O2C_KERNEL_FN", name.s); /* k<f>_rows comes first, then k<f> */
+      cg_printf(&name, "_rows");
+      replace_all(&text, "O2C_ROWS_FN", name.s);
+      cg_printf(&kernels, "%s", text.s);
+      free(text.s), free(name.s);
     } else {
       free(def.s);
     }

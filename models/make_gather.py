@@ -2,6 +2,7 @@
 """Makes the Gather / embedding test models in models/gather/ and their
 index inputs (.pb). Run with Debian's /usr/bin/python3.
   embedding.onnx   Gather(W[V=50,D=8], ids[2,3] int64), axis 0
+  wide.onnx        Gather(W[V=40,D=512], ids[1,160]): enough work for --threads
   axis1.onnx       Gather(x[4,6,5], idx[2,2] int64), axis 1
   idx_i32.onnx     axis 0, int32 indices
   idx_rank0.onnx   a scalar index
@@ -54,6 +55,9 @@ gather_model("embedding", (50, 8), (2, 3), TensorProto.INT64, 0)
 idx("embedding_ids.pb", [[1, 49, 7], [0, 0, 23]])
 idx("embedding_neg.pb", [[-1, -50, 3], [4, -7, 0]])
 idx("embedding_oob.pb", [[1, 50, 7], [0, 0, 23]])
+gather_model("wide", (40, 512), (1, 160), TensorProto.INT64, 0)
+idx("wide_ids.pb", [[(i * 7) % 40 - (20 if i % 3 == 0 else 0) for i in range(160)]])
+idx("wide_oob.pb", [[40 if i == 101 else i % 40 for i in range(160)]])
 gather_model("axis1", (4, 6, 5), (2, 2), TensorProto.INT64, 1)
 idx("axis1_ids.pb", [[5, 0], [-1, 2]])
 gather_model("idx_i32", (50, 8), (2, 3), TensorProto.INT32, 0)
