@@ -46,8 +46,8 @@ demo: deps all
 	@node scripts/llama_demo.js $(BUILD)/onnx2c-caten $(DEMO_TOKENS)
 
 # Performance: machine peaks, Gather/embedding, LLaMA vs onnxruntime-node
-# (bench/README.md). `make bench BENCH=all` adds the slow base-size models;
-# ONNX2C_BENCH_MODELS=tiny,small,base128,base1 picks rows.
+# (bench/README.md), every row (~10 minutes); `make bench BENCH=quick` only
+# tiny and small; ONNX2C_BENCH_MODELS=tiny,small,base128,base1,basedec picks rows.
 bench: deps all
 	@BENCH="$(BENCH)" ONNX2C_BENCH_MODELS="$(ONNX2C_BENCH_MODELS)" bench/run.sh $(BUILD)/onnx2c-caten
 

@@ -8,7 +8,8 @@ for numpy/onnx/torch).
 
 Environment:
   ONNX2C_BENCH_MODELS  comma list of tiny,small,base128,base1,basedec (base = the
-                       three base rows, all = everything); default tiny,small
+                       three base rows, all = everything); default all
+  BENCH=quick          same as ONNX2C_BENCH_MODELS=tiny,small
   BENCH=all            same as ONNX2C_BENCH_MODELS=all
   ONNX2C_BENCH_THREADS comma list of thread counts (default 1,2)
   ONNX2C_BENCH_EMBED   0 skips the embedding benchmark
@@ -359,7 +360,14 @@ def bench_llama(keys, threads_list, rows, peaks, compile_log):
 
 
 # ---------------------------------------------------------------- output
-COLS = ['model', 'threads', 'ours_threads', 'ours_ms', 'ort_ms', 'ratio', 'gflops', 'pct_fma', 'gbs', 'pct_bw', 'maxdiff', 'error']
+COLS = ['model', 'threads', 'ours_threads', 'ours_ms', 'ort_ms', 'ratio', 'gflops', 'pct_fma', 'gbs', 'pct_bw', 'maxdiff', 'check', 'error']
+# outputs agree with onnxruntime's when every |ours - ort| <= CHECK_ATOL (the
+# whole-model tolerance of the tests)
+CHECK_ATOL = 1e-4
+
+
+def check_of(row):
+    return 'ok' if row.get('maxdiff') is not None and row['maxdiff'] <= CHECK_ATOL else 'MISMATCH'
 
 
 def fmt(v, p):
@@ -367,7 +375,7 @@ def fmt(v, p):
 
 
 def table_lines(rows):
-    hdr = f"{'model':<30} {'thr':>3} {'ours ms':>9} {'ort ms':>9} {'ort/ours':>8} {'GFLOP/s':>8} {'%FMA':>6} {'GB/s':>7} {'%BW':>6} {'max|diff|':>9}"
+    hdr = f"{'model':<30} {'thr':>3} {'ours ms':>9} {'ort ms':>9} {'ort/ours':>8} {'GFLOP/s':>8} {'%FMA':>6} {'GB/s':>7} {'%BW':>6} {'max|diff|':>9} {'check':>8}"
     out = [hdr, '-' * len(hdr)]
     for r in rows:
         thr = str(r.get('threads', ''))
@@ -377,7 +385,7 @@ def table_lines(rows):
             out.append(f"{r['model']:<30} {thr:>3} ERROR: {r['error']}")
             continue
         out.append(f"{r['model']:<30} {thr:>3} {fmt(r['ours_ms'], 3):>9} {fmt(r['ort_ms'], 3):>9} {fmt(r['ratio'], 2):>8} "
-                   f"{fmt(r['gflops'], 1):>8} {fmt(r['pct_fma'], 1):>6} {fmt(r['gbs'], 1):>7} {fmt(r['pct_bw'], 1):>6} {r['maxdiff']:>9.2g}")
+                   f"{fmt(r['gflops'], 1):>8} {fmt(r['pct_fma'], 1):>6} {fmt(r['gbs'], 1):>7} {fmt(r['pct_bw'], 1):>6} {r['maxdiff']:>9.2g} {check_of(r):>8}")
     return out
 
 
@@ -386,6 +394,7 @@ def write_csv(rows, path):
         w = csv.DictWriter(f, fieldnames=COLS, extrasaction='ignore')
         w.writeheader()
         for r in rows:
+            r = dict(r, check='' if r.get('error') else check_of(r))
             w.writerow({c: (f'{r[c]:.6g}' if isinstance(r.get(c), float) else r.get(c, '')) for c in COLS})
 
 
@@ -469,9 +478,9 @@ def update_readme(text):
 
 def main():
     sel = os.environ.get('ONNX2C_BENCH_MODELS', '')
-    if os.environ.get('BENCH', '') == 'all':
-        sel = sel or 'all'
-    sel = sel or 'tiny,small'
+    if os.environ.get('BENCH', '') == 'quick':
+        sel = sel or 'tiny,small'
+    sel = sel or 'all'
     keys = []
     for k in [x.strip() for x in sel.split(',') if x.strip()]:
         if k == 'all':
@@ -540,6 +549,10 @@ def main():
                       *peak_lines, '', 'Embedding (1 thread):', '', *emb_lines, '',
                       '```', *lines, '```', '', 'Compile times:', '', '```', *clines, '```'])
     update_readme(text)
+    bad = [r['model'] for r in rows if r.get('error') or check_of(r) != 'ok']
+    if bad:
+        log(f'\nbench: rows failed or disagree with onnxruntime (max|diff| > {CHECK_ATOL:g}): {", ".join(bad)}')
+        sys.exit(1)
 
 
 if __name__ == '__main__':
