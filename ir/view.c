@@ -24,24 +24,6 @@ bool ir_view_is_identity(const ir_view *v, const ir_shape *src) {
   return true;
 }
 
-bool ir_view_broadcast_map(const ir_view *v, const ir_shape *src, int *view_axis) {
-  if (v->masked || v->offset != 0 || v->gather) return false;
-  int64_t st[IR_MAX_RANK];
-  ir_contiguous_strides(src, st);
-  int k = 0;
-  for (int j = 0; j < src->rank; j++) {
-    view_axis[j] = -1;
-    if (src->d[j] == 1) continue;
-    /* the next view axis that reads memory must be this source axis */
-    while (k < v->shape.rank && (v->stride[k] == 0 || v->shape.d[k] == 1)) k++;
-    if (k == v->shape.rank || v->shape.d[k] != src->d[j] || v->stride[k] != st[j]) return false;
-    view_axis[j] = k++;
-  }
-  for (; k < v->shape.rank; k++)
-    if (v->stride[k] != 0 && v->shape.d[k] != 1) return false;
-  return true;
-}
-
 bool ir_view_axis_map(const ir_view *v, const ir_shape *src, int *view_axis) {
   if (v->masked || v->offset != 0 || v->gather) return false;
   int64_t st[IR_MAX_RANK];
@@ -58,6 +40,17 @@ bool ir_view_axis_map(const ir_view *v, const ir_shape *src, int *view_axis) {
   }
   for (int k = 0; k < v->shape.rank; k++)
     if (!(used & (1u << k)) && v->stride[k] != 0 && v->shape.d[k] != 1) return false;
+  return true;
+}
+
+/* A broadcast map is an axis map that keeps the source axes in order. */
+bool ir_view_broadcast_map(const ir_view *v, const ir_shape *src, int *view_axis) {
+  if (!ir_view_axis_map(v, src, view_axis)) return false;
+  for (int j = 0, last = -1; j < src->rank; j++) {
+    if (view_axis[j] < 0) continue;
+    if (view_axis[j] < last) return false;
+    last = view_axis[j];
+  }
   return true;
 }
 

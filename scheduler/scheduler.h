@@ -26,7 +26,8 @@ typedef struct {
   int first, last; /* kernels that write first / read last (lifetime) */
   bool shared;     /* WEIGHT: same bytes as an earlier weight, stored there */
   bool unused;     /* WEIGHT: no kernel reads it (replaced by a packed copy) */
-  void *packed;    /* WEIGHT: data owned by the program (a panel-packed copy), else NULL */
+  void *packed;    /* WEIGHT: data owned by the program, stored instead of the node's: a
+                    * panel-packed copy (gemm.c) or bools widened to 32 bits (sched.c) */
   /* TEMP, in a program with symbolic sizes: the offset is computed at run
    * time, as the highest end (rounded up to 64) of the `below` buffers —
    * those whose lifetimes overlap and which are placed lower at the

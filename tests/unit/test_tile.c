@@ -59,12 +59,18 @@ static const sched_kernel *only_kernel(const sched_program *p) {
   return &p->kernels[0];
 }
 
-static void check_linear_values(rt_model *m) {
-  float a[M * K];
-  fill(a, M * K, 7);
+/* Runs `m` on A[M,K] filled from `seed` (into `a`); the caller frees the output. */
+static imp_tensor run_on_a(rt_model *m, float *a, unsigned seed) {
+  fill(a, M * K, seed);
   imp_tensor in = tensor("A", SHAPE(M, K), a), out;
   char err[1024] = "";
   if (rt_run(m, &in, 1, &out, err, sizeof err)) fail_msg("rt_run: %s", err);
+  return out;
+}
+
+static void check_linear_values(rt_model *m) {
+  float a[M * K];
+  imp_tensor out = run_on_a(m, a, 7);
   double want[M * N];
   for (int i = 0; i < M; i++)
     for (int j = 0; j < N; j++) {
@@ -118,10 +124,7 @@ static void test_swiglu_one_blocked_kernel(void **state) {
   assert_int_equal(k->gemm.npacked, 2);
   assert_int_equal(k->gemm.mr, 6); /* two blocks of 6 x 32 accumulators */
   float a[M * K];
-  fill(a, M * K, 9);
-  imp_tensor in = tensor("A", SHAPE(M, K), a), out;
-  char err[1024] = "";
-  if (rt_run(m, &in, 1, &out, err, sizeof err)) fail_msg("rt_run: %s", err);
+  imp_tensor out = run_on_a(m, a, 9);
   double want[M * N];
   for (int i = 0; i < M; i++)
     for (int j = 0; j < N; j++) {
