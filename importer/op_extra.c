@@ -688,23 +688,27 @@ static int ein_code(char c) {
   return -1;
 }
 
-/* Parses one term into label codes; "..." expands to the `nell` trailing
- * ellipsis codes of the `maxell` in the equation (-1 nell: count them from
- * `rank`). Returns the label count or -1. */
-static int ein_term(const char *p, size_t len, int rank, int maxell, int *codes, int *nell_out) {
-  int letters = 0;
-  bool ell = false;
+/* Parses one term into at most `cap` label codes; "..." (at most once, as
+ * in ONNX) expands to the `nell` trailing ellipsis codes of the `maxell` in
+ * the equation (-1 rank: nell = maxell). Returns the label count, or -1 for
+ * a malformed term or one with more labels than `cap` (every write into
+ * `codes` is checked against it: the term comes from the model). */
+static int ein_term(const char *p, size_t len, int rank, int maxell, int *codes, int cap, int *nell_out) {
+  int letters = 0, ells = 0;
   for (size_t i = 0; i < len; i++)
-    if (p[i] == '.') ell = true;
-    else if (ein_code(p[i]) >= 0) letters++;
+    if (p[i] == '.') {
+      if (i + 2 >= len || p[i + 1] != '.' || p[i + 2] != '.') return -1;
+      ells++, i += 2;
+    } else if (ein_code(p[i]) >= 0) letters++;
     else return -1;
-  int nell = ell ? (rank >= 0 ? rank - letters : maxell) : 0;
-  if (nell < 0 || (rank >= 0 && !ell && letters != rank)) return -1;
+  if (ells > 1) return -1;
+  int nell = ells ? (rank >= 0 ? rank - letters : maxell) : 0;
+  if (nell < 0 || nell > IR_MAX_RANK || (rank >= 0 && !ells && letters != rank)) return -1;
+  if (letters + nell > cap) return -1;
   if (nell_out) *nell_out = nell;
   int k = 0;
   for (size_t i = 0; i < len; i++) {
     if (p[i] == '.') {
-      if (i + 2 >= len || p[i + 1] != '.' || p[i + 2] != '.') return -1;
       for (int e = 0; e < nell; e++) codes[k++] = EIN_ELL + maxell - nell + e;
       i += 2;
     } else codes[k++] = ein_code(p[i]);
@@ -757,7 +761,7 @@ static int lower_einsum(imp_node *n) {
     if ((ops[i] = imp_req(n, i)) == IR_NONE) return -1;
     int rank = shape_of(n, ops[i]).rank;
     if (len > IR_MAX_RANK + 3) return imp_fail(n, "term too long");
-    if ((cnt[i] = ein_term(p, len, rank, 0, codes[i], &nell[i])) < 0)
+    if ((cnt[i] = ein_term(p, len, rank, 0, codes[i], IR_MAX_RANK + 4, &nell[i])) < 0)
       return imp_fail(n, "cannot parse term %d of '%s'", i, eq0);
     if (nell[i] > maxell) maxell = nell[i];
     p = end ? end + 1 : p + len;
@@ -767,7 +771,7 @@ static int lower_einsum(imp_node *n) {
   for (int i = 0; i < nin; i++) {
     const char *end = memchr(p, ',', lhs_len - (size_t)(p - eq));
     size_t len = end ? (size_t)(end - p) : lhs_len - (size_t)(p - eq);
-    ein_term(p, len, shape_of(n, ops[i]).rank, maxell, codes[i], NULL);
+    ein_term(p, len, shape_of(n, ops[i]).rank, maxell, codes[i], IR_MAX_RANK + 4, NULL);
     p = end ? end + 1 : p + len;
   }
   int out[EIN_LABELS], nout = 0, seen[EIN_LABELS] = {0};
@@ -776,7 +780,7 @@ static int lower_einsum(imp_node *n) {
   if (arrow) {
     const char *o = arrow + 2;
     if (strlen(o) > IR_MAX_RANK + 3) return imp_fail(n, "output term too long");
-    if ((nout = ein_term(o, strlen(o), -1, maxell, out, NULL)) < 0) return imp_fail(n, "cannot parse output of '%s'", eq0);
+    if ((nout = ein_term(o, strlen(o), -1, maxell, out, EIN_LABELS, NULL)) < 0) return imp_fail(n, "cannot parse output of '%s'", eq0);
   } else {
     for (int e = 0; e < maxell; e++) out[nout++] = EIN_ELL + e;
     for (int c = 0; c < EIN_ELL; c++)

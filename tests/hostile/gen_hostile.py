@@ -274,3 +274,11 @@ for k in ("k", "v"):
     for layer in (0, 1):
         write_pb("past_%s_%d_7.pb" % (k, layer), np.zeros((1, 2, 7, 16), np.float32), "past_%s_%d" % (k, layer))
 write_pb("past_v_0_8.pb", np.zeros((1, 2, 8, 16), np.float32), "past_v_0")
+
+# ---- importer hardening (issue #12: 3-6, 8-10, 13) ----
+# Einsum: five ellipses on a rank-12 operand (60 label codes for a 16-slot
+# array), one term per operand for 16 operands.
+e12 = [vi("e%d" % i, F, [1] * 12) for i in range(16)]
+save("einsum_ellipses.onnx", model([h.make_node("Einsum", ["e%d" % i for i in range(16)], ["y"],
+                                                equation=",".join(["..." * 5] * 16))], e12, [vi("y", F, ())],
+                                   opset=12))
