@@ -97,6 +97,16 @@ int imp_axis(imp_node *n, int64_t axis, int rank);
 const ir_shape *imp_shape(imp_node *n, ir_ref r);
 ir_dtype imp_dtype(imp_node *n, ir_ref r);
 
+/* The deepest nesting of messages a model may have (an If's graph's node's
+ * attribute's graph... is 3 levels per If; TypeProto nests per sequence
+ * or map level): the limit of Python's protobuf, far past real models. */
+#define IMP_MAX_NESTING 100
+/* Walks the serialized message `buf` (of type `root`) iteratively: 0 when
+ * its wire format is sound, it nests at most IMP_MAX_NESTING deep and its
+ * decoded size fits the memory limit; else -1 with `err` (wire.c). */
+int imp_wire_check(const uint8_t *buf, size_t len, const ProtobufCMessageDescriptor *root, char *err,
+                   size_t errlen);
+
 /* TensorProto -> constant node (tensor.c). */
 ir_ref imp_tensor_const(imp_ctx *c, const Onnx__TensorProto *t, char *err, size_t errlen);
 int imp_tensor_from_proto(const Onnx__TensorProto *t, const char *base_dir, imp_tensor *out,

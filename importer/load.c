@@ -732,14 +732,48 @@ static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t
   return c->has_syms ? check_sym_data(c, err, n) : 0;
 }
 
-int imp_model_op_types(const char *path, char *out, size_t outlen, char *err, size_t errlen) {
+/* protobuf-c's allocations through malloc, noting a failure: a decode that
+ * ran out of memory is reported as that, not as a corrupt file. */
+static void *pb_alloc(void *failed, size_t size) {
+  void *p = malloc(size);
+  if (!p) *(bool *)failed = true;
+  return p;
+}
+
+static void pb_free(void *unused, void *p) {
+  (void)unused;
+  free(p);
+}
+
+/* Reads and decodes the model at `path`: NULL with `err` when the file
+ * is empty, unsound, nested too deep or too large to decode. */
+static Onnx__ModelProto *read_model(const char *path, char *err, size_t errlen) {
   uint8_t *buf;
   size_t len;
-  if (read_file(path, &buf, &len, err, errlen)) return -1;
-  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+  char e[256];
+  if (read_file(path, &buf, &len, err, errlen)) return NULL;
+  if (!len) {
+    free(buf);
+    return snprintf(err, errlen, "%s: the file is empty", path), NULL;
+  }
+  if (imp_wire_check(buf, len, &onnx__model_proto__descriptor, e, sizeof e)) {
+    free(buf);
+    return snprintf(err, errlen, "%s: %s", path, e), NULL;
+  }
+  bool failed = false;
+  ProtobufCAllocator a = {pb_alloc, pb_free, &failed};
+  Onnx__ModelProto *m = onnx__model_proto__unpack(&a, len, buf);
   free(buf);
-  if (!m || !m->graph) {
-    if (m) onnx__model_proto__free_unpacked(m, NULL);
+  if (!m && failed) snprintf(err, errlen, "%s: out of memory while decoding the model (%zu bytes)", path, len);
+  else if (!m) snprintf(err, errlen, "%s: not an ONNX model (corrupt or truncated protobuf)", path);
+  return m;
+}
+
+int imp_model_op_types(const char *path, char *out, size_t outlen, char *err, size_t errlen) {
+  Onnx__ModelProto *m = read_model(path, err, errlen);
+  if (!m) return -1;
+  if (!m->graph) {
+    onnx__model_proto__free_unpacked(m, NULL);
     return snprintf(err, errlen, "%s: not an ONNX model", path), -1;
   }
   out[0] = 0;
@@ -761,16 +795,8 @@ int imp_load(const char *path, const imp_options *o, ir_graph **out, char *err, 
   static const imp_options none = {0};
   imp_ctx c = {.path = path, .opt = o ? o : &none};
   *out = NULL;
-  uint8_t *buf;
-  size_t len;
-  if (read_file(path, &buf, &len, err, errlen)) return -1;
-  if (!len) {
-    free(buf);
-    return snprintf(err, errlen, "%s: the file is empty", path), -1;
-  }
-  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
-  free(buf);
-  if (!m) return snprintf(err, errlen, "%s: not an ONNX model (corrupt or truncated protobuf)", path), -1;
+  Onnx__ModelProto *m = read_model(path, err, errlen);
+  if (!m) return -1;
   c.dir = strdup(path);
   char *slash = strrchr(c.dir, '/');
   if (slash) *slash = 0;

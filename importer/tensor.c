@@ -192,6 +192,7 @@ int imp_tensor_from_proto(const Onnx__TensorProto *t, const char *base_dir, imp_
 
 int imp_tensor_decode(const uint8_t *buf, size_t len, const char *base_dir, imp_tensor *out,
                       char *err, size_t errlen) {
+  if (imp_wire_check(buf, len, &onnx__tensor_proto__descriptor, err, errlen)) return -1;
   Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, buf);
   if (!t) return snprintf(err, errlen, "not a valid TensorProto (corrupt or truncated protobuf)"), -1;
   int rc = imp_tensor_from_proto(t, base_dir, out, err, errlen);

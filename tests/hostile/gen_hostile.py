@@ -282,3 +282,35 @@ e12 = [vi("e%d" % i, F, [1] * 12) for i in range(16)]
 save("einsum_ellipses.onnx", model([h.make_node("Einsum", ["e%d" % i for i in range(16)], ["y"],
                                                 equation=",".join(["..." * 5] * 16))], e12, [vi("y", F, ())],
                                    opset=12))
+
+
+# Raw wire format (protobuf refuses to serialize these depths itself).
+def varint(v):
+    b = bytearray()
+    while True:
+        b.append((v & 0x7f) | (0x80 if v > 0x7f else 0))
+        v >>= 7
+        if not v:
+            return bytes(b)
+
+
+def ld(field, payload):  # a length-delimited field
+    return varint(field << 3 | 2) + varint(len(payload)) + payload
+
+
+def raw_model(graph):  # ir_version 8, opset 13, the graph bytes
+    return b"\x08\x08" + ld(8, b"\x10\x0d") + ld(7, graph)
+
+
+# If -> then_branch graph -> node, 3000 levels (protobuf-c recursed per level).
+nest = b""
+for _ in range(3000):
+    nest = ld(4, b"If") + ld(5, ld(1, b"then_branch") + b"\xa0\x01\x05" + ld(6, ld(1, nest)))
+save("nesting_if_3000.onnx", raw_model(ld(1, nest)))
+# TypeProto.sequence_type.elem_type ... 8000 deep, on a graph input.
+tp = ld(1, b"\x08\x01")  # tensor_type { elem_type: FLOAT }
+for _ in range(8000):
+    tp = ld(4, ld(1, tp))
+save("nesting_type_8000.onnx", raw_model(ld(11, ld(1, b"x") + ld(2, tp))))
+# 10 million empty NodeProtos (20 MB): each decodes to a ~200-byte struct.
+save("empty_nodes_20mb.onnx", raw_model(b"\x0a\x00" * 10000000))
