@@ -8,11 +8,16 @@ DEMO_MODEL ?= models/llama/tiny_dynamic/model.onnx
 DEMO_PROMPT ?= models/llama/tiny_static/test_data_set_0/input_0.pb
 DEMO_TOKENS ?= 32
 
-.PHONY: all deps test test-fast test-asan demo bench clean
+.PHONY: all deps test test-fast test-asan demo bench clean install
 
 all:
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
+
+# make install PREFIX=DIR (default /usr/local): DIR/bin/onnx2c-caten, its data
+# and CMake package under DIR/share/onnx2c-caten/, the man page.
+install: all
+	@cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
 
 # Installs missing Debian packages and onnxruntime-node (needs root for apt).
 deps:

@@ -205,7 +205,9 @@ int rt_ort_run(const char *onnx, const char *const *inputs, int nin, const char 
                size_t n) {
   const char *script = getenv("ONNX2C_ORT_SCRIPT");
   char def[4200];
-  snprintf(def, sizeof def, "%s/runtime/ort/ort_run.js", ONNX2C_SOURCE_DIR);
+  if ((!script || !*script) && rt_data_path("ort/ort_run.js", def, sizeof def))
+    return snprintf(err, n, "ort/ort_run.js not found under share/onnx2c-caten/ beside the program "
+                    "(install it, or set ONNX2C_ORT_SCRIPT)"), -1;
   if (!script || !*script) script = def;
   char **argv = calloc((size_t)nin + 8, sizeof *argv);
   if (!argv) abort();

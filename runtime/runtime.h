@@ -78,6 +78,9 @@ bool rt_compare(const imp_tensor *got, const imp_tensor *want, double atol, doub
 /* Runs onnxruntime (runtime/ort/ort_run.js) on .pb inputs into OUTDIR/output_K.pb. */
 int rt_ort_run(const char *onnx, const char *const *inputs, int nin, const char *outdir, char *err,
                size_t errlen);
+/* DATA/`rel` in `out`, where DATA is share/onnx2c-caten/ beside the running
+ * program (installed: BIN/../share, build tree: BUILD/share); -1 if absent. */
+int rt_data_path(const char *rel, char *out, size_t n);
 /* Runs argv; returns its exit status, or -1 when it could not start. */
 int rt_spawn(char *const *argv);
 
