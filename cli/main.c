@@ -185,9 +185,19 @@ static void free_tensors(imp_tensor *t, int n) {
   free(t);
 }
 
+/* One line on stderr when the code is specialised to given input values
+ * (it then serves those values only): what was fixed. */
+static void note_specialised(const args *a) {
+  if (!a->nfreeze) return;
+  fprintf(stderr, "onnx2c-caten: specialised to these inputs:");
+  for (int i = 0; i < a->nfreeze; i++) fprintf(stderr, " --freeze %s", a->freeze[i]);
+  fputc('\n', stderr);
+}
+
 /* Compiles and builds `a->model` once (into a temporary directory). */
 static int build_model(args *a, rt_model **m, char *err, size_t n) {
   if (rt_compile(a->model, NULL, &a->rt, m, err, n)) return -1;
+  note_specialised(a);
   if (!rt_build(*m, a->cflags ? a->cflags : "-O2", err, n)) return 0;
   rt_model_free(*m);
   *m = NULL;
