@@ -315,5 +315,7 @@ void cg_dims_header(FILE *h, const sched_program *p, const char *N) {
           "*/\nsize_t %s_arena_size(",
           N, N);
   entry_params(h, p, true, NULL);
-  fprintf(h, ");\nsize_t %s_arena_size_dims(const int64_t *dims);\n\n#endif\n", N);
+  fprintf(h, ");\nsize_t %s_arena_size_dims(const int64_t *dims);\n\n", N);
+  cg_typed_header(h, p, N);
+  fprintf(h, "#endif\n");
 }

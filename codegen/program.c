@@ -200,8 +200,10 @@ static void emit_header(FILE *h, const sched_program *p, const char *N) {
           N, N);
   fprintf(h,
           "int %s_run(const void *const *inputs, void *const *outputs, const void *weights, void "
-          "*arena);\n\n#endif\n",
+          "*arena);\n\n",
           N);
+  cg_typed_header(h, p, N);
+  fprintf(h, "#endif\n");
 }
 
 int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE *weights, char *err,
@@ -342,6 +344,7 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
             entry.s ? entry.s : "", N);
     emit_header(h, p, N);
   }
+  cg_typed_source(c, p, N);
   free(kernels.s);
   free(entry.s);
   static const char zeros[64];
