@@ -137,7 +137,71 @@ static int kernel_attr(imp_node *n, int nsp, int64_t *k) {
   return 0;
 }
 
-/* Conv: per tap, padded-input slice [N, G, 1, C/G, O...] times the weight
+/* The input of a convolution as its taps read it. Read through the padded
+ * view, every tap carries a mask, and gcc 12 vectorises none of those loops
+ * (3x3, 64 -> 64 channels at 56x56: 6.8 GFLOP/s, against 88 unmasked); a
+ * stride makes the output columns non-contiguous, which the register-blocked
+ * form needs (scheduler/gemm.c). So the padded input is copied once, split
+ * into s phases per spatial axis (padded position o*s + t is phase t % s at
+ * o + t / s), keeping only the phases some tap reads: every tap is then an
+ * unmasked window of one phase, unit-stride along the output's last axis.
+ * The copy is one pass over the input against k (taps) x M reads of it. */
+typedef struct {
+  ir_ref ph; /* [N, G, 1, C/G, phases..., Lq...]; IR_NONE: read `xp` through masks */
+  int64_t s[MAX_SP];
+} conv_input;
+
+static conv_input conv_phases(ir_graph *g, ir_ref xr, const window *w) {
+  conv_input ci = {.ph = IR_NONE};
+  const ir_shape *xs = &ir_node_get(g, xr)->shape;
+  bool need = false;
+  for (int i = 0; i < w->nsp; i++) need |= w->pb[i] || w->pe[i] || w->extra[i] || w->s[i] > 1;
+  if (!need || 4 + 2 * w->nsp > IR_MAX_RANK || !ir_shape_is_static(xs)) return ci;
+  int64_t b[IR_MAX_RANK] = {0}, e[IR_MAX_RANK] = {0}, lq[MAX_SP], used[MAX_SP];
+  ir_shape split = {.rank = 4 + 2 * w->nsp};
+  int perm[IR_MAX_RANK];
+  for (int i = 0; i < 4; i++) split.d[i] = xs->d[i], perm[i] = i;
+  for (int i = 0; i < w->nsp; i++) {
+    int64_t lp = w->in[i] + w->pb[i] + w->pe[i] + w->extra[i], s = w->s[i];
+    lq[i] = (lp + s - 1) / s;
+    b[4 + i] = w->pb[i], e[4 + i] = w->pe[i] + w->extra[i] + lq[i] * s - lp;
+    split.d[4 + 2 * i] = lq[i], split.d[5 + 2 * i] = s;
+    perm[4 + i] = 5 + 2 * i, perm[4 + w->nsp + i] = 4 + 2 * i;
+    used[i] = 1;
+    for (int64_t t = 0; t < w->k[i]; t++)
+      if ((t * w->d[i]) % s + 1 > used[i]) used[i] = (t * w->d[i]) % s + 1;
+    ci.s[i] = s;
+  }
+  ir_ref xp = ir_move(g, ir_view_pad(g, xr, b, e, 0.0));
+  ir_ref v = ir_view_permute(g, ir_view_reshape(g, xp, split), perm);
+  int64_t start[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
+  for (int i = 0; i < split.rank; i++) step[i] = 1, len[i] = split.d[perm[i]];
+  for (int i = 0; i < w->nsp; i++) len[4 + i] = used[i];
+  bool strided = false;
+  for (int i = 0; i < w->nsp; i++) strided |= w->s[i] > 1;
+  ci.ph = strided ? ir_move(g, ir_view_slice(g, v, start, step, len)) : v;
+  return ci;
+}
+
+/* The input under tap `kidx` for every output position: [N, G, 1, C/G, out...]. */
+static ir_ref conv_tap(ir_graph *g, const conv_input *ci, ir_ref xp, const window *w,
+                       const int64_t *kidx) {
+  if (ci->ph == IR_NONE) return tap_slice(g, xp, w, kidx);
+  const ir_shape *s = &ir_node_get(g, ci->ph)->shape;
+  int64_t start[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
+  ir_shape os = {.rank = 4 + w->nsp};
+  for (int i = 0; i < s->rank; i++) step[i] = 1, len[i] = s->d[i];
+  for (int i = 0; i < 4; i++) os.d[i] = s->d[i];
+  for (int i = 0; i < w->nsp; i++) {
+    int64_t t = kidx[i] * w->d[i];
+    start[4 + i] = t % ci->s[i], len[4 + i] = 1;
+    start[4 + w->nsp + i] = t / ci->s[i], len[4 + w->nsp + i] = w->out[i];
+    os.d[4 + i] = w->out[i];
+  }
+  return ir_view_reshape(g, ir_view_slice(g, ci->ph, start, step, len), os);
+}
+
+/* Conv: per tap, the input window [N, G, 1, C/G, O...] times the weight
  * tap [1, G, M/G, C/G, 1...], accumulated, then summed over C/G. */
 static int lower_conv(imp_node *n) {
   ir_graph *g = n->g;
@@ -167,17 +231,19 @@ static int lower_conv(imp_node *n) {
   ir_shape xr = {.rank = xs.rank + 2, .d = {N, G, 1, C / G}};
   ir_shape wr = {.rank = xs.rank + 2, .d = {1, G, M / G, C / G}};
   for (int i = 0; i < nsp; i++) xr.d[4 + i] = xs.d[2 + i], wr.d[4 + i] = k[i];
-  ir_ref xp = pad_spatial(g, ir_view_reshape(g, x, xr), &w, 0.0);
+  ir_ref x5 = ir_view_reshape(g, x, xr);
+  conv_input ci = ir_failed(g) ? (conv_input){.ph = IR_NONE} : conv_phases(g, x5, &w);
+  ir_ref xp = ci.ph == IR_NONE ? pad_spatial(g, x5, &w, 0.0) : IR_NONE;
   ir_ref w5 = ir_view_reshape(g, wt, wr);
   ir_ref acc = IR_NONE;
   int64_t kidx[MAX_SP] = {0};
-  for (int64_t t = 0; t < tap_count(&w); t++) {
+  for (int64_t t = 0; t < tap_count(&w) && !ir_failed(g); t++) {
     tap_index(&w, t, kidx);
     int64_t start[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
     for (int i = 0; i < wr.rank; i++) step[i] = 1, len[i] = i < 4 ? wr.d[i] : 1;
     for (int i = 0; i < nsp; i++) start[4 + i] = kidx[i];
     ir_ref wtap = ir_view_slice(g, w5, start, step, len);
-    ir_ref prod = ir_binary(g, IR_MUL, tap_slice(g, xp, &w, kidx), wtap);
+    ir_ref prod = ir_binary(g, IR_MUL, conv_tap(g, &ci, xp, &w, kidx), wtap);
     acc = t == 0 ? prod : ir_binary(g, IR_ADD, acc, prod);
   }
   ir_shape os = {.rank = xs.rank, .d = {N, M}};
