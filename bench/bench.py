@@ -7,8 +7,9 @@ section of bench/README.md. Run through bench/run.sh (needs /usr/bin/python3
 for numpy/onnx/torch).
 
 Environment:
-  ONNX2C_BENCH_MODELS  comma list of tiny,small,base128,base1,basedec (base = the
-                       three base rows, all = everything); default all
+  ONNX2C_BENCH_MODELS  comma list of tiny,small,base128,base1,basedec,resnet18,
+                       mobilenetv3,crnn,conv3x3,conv1x1 (base = the three base
+                       rows, cnn = the five CNN rows, all = everything); default all
   BENCH=quick          same as ONNX2C_BENCH_MODELS=tiny,small
   BENCH=all            same as ONNX2C_BENCH_MODELS=all
   ONNX2C_BENCH_THREADS comma list of thread counts (default 1,2)
@@ -57,6 +58,16 @@ LLAMA = {
     'basedec': (BASE, 1, f'llama-base decode past={DECODE_PAST}'),
 }
 LLAMA_ORDER = ['tiny', 'small', 'base128', 'base1', 'basedec']
+# CNN rows: key -> (models/make_cnn.py arguments, label); conv3x3 and conv1x1
+# are single-convolution micro-benchmarks (one layer of the ResNet-18 net)
+CNN = {
+    'resnet18': (['--net', 'resnet18'], 'resnet18 224x224'),
+    'mobilenetv3': (['--net', 'mobilenetv3'], 'mobilenetv3-small 224x224'),
+    'crnn': (['--net', 'crnn'], 'crnn 48x320'),
+    'conv3x3': (['--net', 'conv', '--cin', '64', '--cout', '64', '--k', '3', '--hw', '56'], 'conv 3x3 64->64 56x56'),
+    'conv1x1': (['--net', 'conv', '--cin', '64', '--cout', '256', '--k', '1', '--hw', '56'], 'conv 1x1 64->256 56x56'),
+}
+CNN_ORDER = ['resnet18', 'mobilenetv3', 'crnn', 'conv3x3', 'conv1x1']
 DTYPE = {1: ('float32', np.float32), 6: ('int32', np.int32), 7: ('int64', np.int64), 11: ('float64', np.float64)}
 
 
@@ -306,6 +317,40 @@ def gen_llama(key):
     return d, model, seq, int(args[1])
 
 
+def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list, runs, batch, rows, compile_log):
+    """Compiles `model` once per thread count, runs ours and onnxruntime
+    interleaved; appends one row per thread count (without the rates)."""
+    made = []
+    for t in threads_list:
+        # one compile per thread count: --threads N puts OpenMP in the generated code
+        od = os.path.join(d, 'gen' if t == 1 else f'gen_t{t}')
+        tlabel = label if t == 1 else f'{label} --threads {t}'
+        try:
+            ct = compile_model(model, od, key, (['--threads', str(t)] if t > 1 else []) + list(extra))
+            log(f'  {tlabel}: onnx2c-caten {ct:.2f} s')
+            bt, omp = build_harness(od, key)
+            log(f'  {tlabel}: cc {bt:.2f} s{" (-fopenmp)" if omp else ""}')
+            compile_log.append((tlabel, ct, bt, omp))
+        except RuntimeError as e:
+            log(f'  {tlabel}: FAILED: {e}')
+            compile_log.append((tlabel, None, None, str(e)))
+            rows.append(dict(model=label, threads=t, error=str(e)))
+            continue
+        argv = harness_argv(od, key, files, out_bytes)
+        try:
+            it = interleave(model, spec, argv, t, 20, runs, batch, os.path.join(d, f'dump_t{t}'))
+        except RuntimeError as e:
+            rows.append(dict(model=label, threads=t, error=str(e)))
+            log(f'  {label} t={t}: FAILED: {e}')
+            continue
+        row = dict(model=label, threads=t, ours_threads=t if (omp or t == 1) else 1, ours_ms=it['ours_ms'],
+                   ort_ms=it['ort_ms'], ratio=it['ort_ms'] / it['ours_ms'], maxdiff=it['maxdiff'], error='')
+        rows.append(row)
+        made.append(row)
+        log(f"  {label} t={t}: ours {it['ours_ms']:.3f} ms, ort {it['ort_ms']:.3f} ms, max|diff| {it['maxdiff']:.3g}")
+    return made
+
+
 def bench_llama(keys, threads_list, rows, peaks, compile_log):
     for key in keys:
         label = LLAMA[key][2]
@@ -323,40 +368,43 @@ def bench_llama(keys, threads_list, rows, peaks, compile_log):
             continue
         # fewer runs for the slow models, still >= 20 timed + >= 20 warm-up per side
         runs, batch = (50, 10) if P < 5e6 else (20, 5)
-        for t in threads_list:
-            # one compile per thread count: --threads N puts OpenMP in the generated code
-            od = os.path.join(d, 'gen' if t == 1 else f'gen_t{t}')
-            tlabel = label if t == 1 else f'{label} --threads {t}'
-            try:
-                extra = (['--threads', str(t)] if t > 1 else []) + (['--dim', f'past={DECODE_PAST}'] if decode else [])
-                ct = compile_model(model, od, key, extra)
-                log(f'  {tlabel}: onnx2c-caten {ct:.2f} s')
-                bt, omp = build_harness(od, key)
-                log(f'  {tlabel}: cc {bt:.2f} s{" (-fopenmp)" if omp else ""}')
-                compile_log.append((tlabel, ct, bt, omp))
-            except RuntimeError as e:
-                log(f'  {tlabel}: FAILED: {e}')
-                compile_log.append((tlabel, None, None, str(e)))
-                rows.append(dict(model=label, threads=t, error=str(e)))
-                continue
-            argv = harness_argv(od, key, files, out_bytes)
-            try:
-                it = interleave(model, spec, argv, t, 20, runs, batch, os.path.join(d, f'dump_t{t}'))
-            except RuntimeError as e:
-                rows.append(dict(model=label, threads=t, error=str(e)))
-                log(f'  {label} t={t}: FAILED: {e}')
-                continue
-            s = it['ours_ms'] * 1e-3
-            gflops = 2 * P * tokens / s / 1e9
-            gbs = 4 * P / s / 1e9
-            ours_t = t if (omp or t == 1) else 1
-            row = dict(model=label, threads=t, ours_threads=ours_t, ours_ms=it['ours_ms'], ort_ms=it['ort_ms'],
-                       ratio=it['ort_ms'] / it['ours_ms'], gflops=gflops,
-                       pct_fma=100 * gflops / peak_for(peaks, 'fma', ours_t),
-                       gbs=gbs, pct_bw=100 * gbs / peak_for(peaks, 'triad', ours_t),
-                       maxdiff=it['maxdiff'], error='', params=P, tokens=tokens)
-            rows.append(row)
-            log(f"  {label} t={t}: ours {it['ours_ms']:.3f} ms, ort {it['ort_ms']:.3f} ms, max|diff| {it['maxdiff']:.3g}")
+        extra = ['--dim', f'past={DECODE_PAST}'] if decode else []
+        for row in time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list, runs, batch, rows,
+                              compile_log):
+            s = row['ours_ms'] * 1e-3
+            gflops, gbs = 2 * P * tokens / s / 1e9, 4 * P / s / 1e9
+            row.update(gflops=gflops, pct_fma=100 * gflops / peak_for(peaks, 'fma', row['ours_threads']),
+                       gbs=gbs, pct_bw=100 * gbs / peak_for(peaks, 'triad', row['ours_threads']), params=P,
+                       tokens=tokens)
+
+
+# ---------------------------------------------------------------- cnn
+def bench_cnn(keys, threads_list, rows, peaks, compile_log):
+    """GFLOP/s = 2 x the multiply-adds of the Conv and Gemm/MatMul nodes
+    (make_cnn.py's info.json) / time; pooling and element-wise ops are not
+    counted."""
+    for key in keys:
+        args, label = CNN[key]
+        d = os.path.join(WORK, 'cnn', key)
+        try:
+            os.makedirs(d, exist_ok=True)
+            model, stamp = os.path.join(d, 'model.onnx'), os.path.join(d, 'stamp')
+            want = ' '.join(args)
+            if not (os.path.exists(model) and os.path.exists(stamp) and open(stamp).read() == want):
+                log(f'  generating {key}: make_cnn.py {want}')
+                run([PY, os.path.join(ROOT, 'models', 'make_cnn.py'), *args, '--out', d], timeout=1800)
+                open(stamp, 'w').write(want)
+            macs = json.load(open(os.path.join(d, 'info.json')))['macs']
+            m, ins, outs = model_io(model)
+            out_bytes = [int(np.prod(o[2])) * np.dtype(DTYPE[o[1]][1]).itemsize for o in outs]
+            files, spec = write_inputs(ins, d, 1)
+        except Exception as e:  # generator failure
+            rows.append(dict(model=label, threads='-', error='generator: ' + str(e)))
+            continue
+        for row in time_model(key, label, model, d, [], files, spec, out_bytes, threads_list, 20, 5, rows,
+                              compile_log):
+            gflops = 2 * macs / (row['ours_ms'] * 1e-3) / 1e9
+            row.update(gflops=gflops, pct_fma=100 * gflops / peak_for(peaks, 'fma', row['ours_threads']))
 
 
 # ---------------------------------------------------------------- output
@@ -385,7 +433,7 @@ def table_lines(rows):
             out.append(f"{r['model']:<30} {thr:>3} ERROR: {r['error']}")
             continue
         out.append(f"{r['model']:<30} {thr:>3} {fmt(r['ours_ms'], 3):>9} {fmt(r['ort_ms'], 3):>9} {fmt(r['ratio'], 2):>8} "
-                   f"{fmt(r['gflops'], 1):>8} {fmt(r['pct_fma'], 1):>6} {fmt(r['gbs'], 1):>7} {fmt(r['pct_bw'], 1):>6} {r['maxdiff']:>9.2g} {check_of(r):>8}")
+                   f"{fmt(r['gflops'], 1):>8} {fmt(r['pct_fma'], 1):>6} {fmt(r.get('gbs'), 1):>7} {fmt(r.get('pct_bw'), 1):>6} {r['maxdiff']:>9.2g} {check_of(r):>8}")
     return out
 
 
@@ -484,15 +532,18 @@ def main():
     keys = []
     for k in [x.strip() for x in sel.split(',') if x.strip()]:
         if k == 'all':
-            keys += LLAMA_ORDER
+            keys += LLAMA_ORDER + CNN_ORDER
         elif k == 'base':
             keys += ['base128', 'base1', 'basedec']
-        elif k in LLAMA:
+        elif k == 'cnn':
+            keys += CNN_ORDER
+        elif k in LLAMA or k in CNN:
             keys.append(k)
         elif k in ('none', 'embedding'):
             pass
         else:
-            sys.exit(f'bench: unknown model {k!r} in ONNX2C_BENCH_MODELS (tiny,small,base128,base1,basedec,base,all,none)')
+            sys.exit(f'bench: unknown model {k!r} in ONNX2C_BENCH_MODELS (tiny,small,base128,base1,basedec,base,'
+                     f'{",".join(CNN_ORDER)},cnn,all,none)')
     keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
     threads_list = [int(t) for t in os.environ.get('ONNX2C_BENCH_THREADS', '1,2').split(',')]
     if not os.access(ONNX2C, os.X_OK):
@@ -512,9 +563,12 @@ def main():
     if os.environ.get('ONNX2C_BENCH_EMBED', '1') != '0':
         log('\n== embedding')
         emb = bench_embedding(rows, peaks, compile_log)
-    if keys:
+    if any(k in LLAMA for k in keys):
         log('\n== llama')
-        bench_llama(keys, threads_list, rows, peaks, compile_log)
+        bench_llama([k for k in keys if k in LLAMA], threads_list, rows, peaks, compile_log)
+    if any(k in CNN for k in keys):
+        log('\n== cnn')
+        bench_cnn([k for k in keys if k in CNN], threads_list, rows, peaks, compile_log)
 
     lines = table_lines(rows)
     log('\n== results (medians; ort/ours > 1 means onnx2c-caten is faster)')

@@ -47,6 +47,10 @@ typedef struct {
    * the accumulator blocks ("[3][c3]"; "" elsewhere), the column tile and
    * the column in it, the reduction index (for packed weight panels) */
   const char *acc_sub, *col_tile, *col, *red;
+  /* the next loop is a register block's k loop (under the reduction mark):
+   * never `omp simd` (it carries the accumulators; with a single column
+   * it is the innermost loop) */
+  bool k_loop;
   /* threads: where the threaded loop's body goes when it gets a function of
    * its own (NULL: no such function), and whether it did, with its index */
   cg_buf *rows;

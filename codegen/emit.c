@@ -667,6 +667,30 @@ static void simd_pragma(cg_kernel *c, isl_ast_node *loop) {
  * (scheduler/tile.c). Only kernels with enough work get threads: a parallel
  * region costs microseconds. Tiles are handed out one at a time: cores of a
  * VM need not run at the same speed, and a tile is tens of microseconds. */
+/* Adds the kind of user statement `node` (if it is one) to the bit set `kinds`. */
+static isl_bool note_kind(__isl_keep isl_ast_node *node, void *kinds) {
+  if (isl_ast_node_get_type(node) != isl_ast_node_user) return isl_bool_true;
+  isl_ast_expr *call = isl_ast_node_user_get_expr(node);
+  isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
+  isl_id *id = isl_ast_expr_get_id(fn);
+  int stage;
+  *(unsigned *)kinds |= 1u << sched_stmt_of(isl_id_get_name(id), &stage);
+  isl_id_free(id);
+  isl_ast_expr_free(fn);
+  isl_ast_expr_free(call);
+  return isl_bool_false;
+}
+
+/* In a register-blocked kernel only a loop over tiles may be threaded: its
+ * body holds every statement of a tile (clear, sum, store). With a single
+ * tile there is no such loop, and the loops at the top are the k loop (which
+ * carries the accumulators) and the point loops. */
+static bool whole_tiles(isl_ast_node *loop) {
+  unsigned kinds = 0;
+  isl_ast_node_foreach_descendant_top_down(loop, note_kind, &kinds);
+  return (kinds & (1u << SCHED_STMT_UPDATE)) && (kinds & (1u << SCHED_STMT_FINAL));
+}
+
 static bool wants_threads(const cg_kernel *c) {
   double work = 1; /* symbolic extents: at the reference point */
   for (int i = 0; i < c->k->naxes; i++)
@@ -736,7 +760,8 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
       memmove(cd.s, cd.s + 1, cd.n - 2);
       cd.s[cd.n - 2] = 0;
     }
-    bool threads = c->depth == 1 && !c->in_rows && wants_threads(c);
+    bool threads = c->depth == 1 && !c->in_rows && wants_threads(c) &&
+                   (!c->k->gemm.on || whole_tiles(node));
     if (threads && c->rows && !c->k->gemm.on) {
       print_rows_loop(c, node, i.s, b.s, cd.s, s.s);
       free(i.s), free(b.s), free(cd.s), free(s.s);
@@ -744,7 +769,8 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
           isl_ast_expr_free(inc);
       break;
     }
-    simd_pragma(c, node);
+    if (!c->k_loop) simd_pragma(c, node);
+    c->k_loop = false;
     if (threads) parallel_pragma(c, false);
     cg_line(c->body, c->depth, "for (int64_t %s = %s; %s; %s += %s) {", i.s, b.s, cd.s, i.s, s.s);
     free(i.s), free(b.s), free(cd.s), free(s.s);
@@ -793,12 +819,13 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
   case isl_ast_node_user: print_user(c, node); break;
   case isl_ast_node_mark: {
     isl_id *id = isl_ast_node_mark_get_id(node);
+    isl_ast_node *b = isl_ast_node_mark_get_node(node);
     if (!strcmp(isl_id_get_name(id), SCHED_MARK_REDUCTION)) {
       cg_line(c->body, c->depth, "O2C_NOUNROLL");
       c->out->nounroll = true;
+      c->k_loop = isl_ast_node_get_type(b) == isl_ast_node_for;
     }
     isl_id_free(id);
-    isl_ast_node *b = isl_ast_node_mark_get_node(node);
     print_node(c, b);
     isl_ast_node_free(b);
     break;
