@@ -72,8 +72,21 @@ typedef struct {
   rt_options rt;
 } args;
 
+/* Model text (names in messages, output names) as printed to a terminal:
+ * control bytes and backslashes as \xNN, so a message stays one line and a
+ * name cannot send escape sequences. Returns `buf`. */
+static const char *shown(const char *s, char *buf, size_t n) {
+  size_t k = 0;
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && k + 5 < n; p++)
+    k += (size_t)(*p < 0x20 || *p == 0x7f || *p == '\\' ? snprintf(buf + k, n - k, "\\x%02x", *p)
+                                                        : snprintf(buf + k, n - k, "%c", *p));
+  buf[k] = 0;
+  return buf;
+}
+
 static int die(const char *msg) {
-  fprintf(stderr, "onnx2c-caten: %s\n", msg);
+  char s[4096];
+  fprintf(stderr, "onnx2c-caten: %s\n", shown(msg, s, sizeof s));
   return 1;
 }
 
@@ -282,10 +295,11 @@ static int run_set(args *a, rt_model *m, const data_set *d, const char *outdir, 
       }
       rt_diff df;
       bool ok = rt_compare(&outs[i], &want, a->atol, a->rtol, &df);
-      char sh[128];
+      char sh[128], name[1024];
       ir_shape_str(&want.shape, sh, sizeof sh);
       if (d->dir) printf("%s: ", d->dir);
-      printf("output %d '%s' %s%s: max abs %.3g, max rel %.3g, %lld mismatches: %s\n", i, outs[i].name,
+      printf("output %d '%s' %s%s: max abs %.3g, max rel %.3g, %lld mismatches: %s\n", i,
+             shown(outs[i].name, name, sizeof name),
              ir_dtype_name(want.dtype), sh, df.max_abs, df.max_rel, (long long)df.mismatches,
              ok ? "PASS" : df.shape_ok ? "FAIL" : "FAIL (dtype or shape differs)");
       if (!ok) rc = 1;
@@ -307,11 +321,11 @@ static int cmd_run(args *a) {
   if (!nsets) status = die("run needs inputs: -i FILE... or --data-set DIR");
   else if (build_model(a, &m, err, sizeof err)) status = die(err);
   for (int k = 0; m && k < nsets; k++) {
-    char dir[4300];
+    char dir[4300], msg[4096];
     if (a->outdir && nsets > 1) mkdir(a->outdir, 0777), snprintf(dir, sizeof dir, "%s/%d", a->outdir, k);
     else if (a->outdir) snprintf(dir, sizeof dir, "%s", a->outdir);
     int rc = run_set(a, m, &sets[k], a->outdir ? dir : NULL, err, sizeof err);
-    if (rc < 0 && sets[k].dir) fprintf(stderr, "onnx2c-caten: %s: %s\n", sets[k].dir, err);
+    if (rc < 0 && sets[k].dir) fprintf(stderr, "onnx2c-caten: %s: %s\n", sets[k].dir, shown(err, msg, sizeof msg));
     else if (rc < 0) die(err);
     if (rc) status = 1;
   }
@@ -401,14 +415,15 @@ static int cmd_verify(args *a) {
   if (!rc) rc = rt_ort_run(a->model, files, nin, outdir, err, sizeof err);
   bool all = true;
   for (int i = 0; i < nout && !rc; i++) {
-    char p[4300], sh[128];
+    char p[4300], sh[128], name[1024];
     imp_tensor want;
     snprintf(p, sizeof p, "%s/output_%d.pb", outdir, i);
     if ((rc = rt_tensor_read(p, &want, err, sizeof err))) break;
     rt_diff d;
     bool ok = rt_compare(&outs[i], &want, a->atol, a->rtol, &d);
     ir_shape_str(&want.shape, sh, sizeof sh);
-    printf("output %d '%s' %s%s: max abs err %.3g, max rel err %.3g: %s\n", i, outs[i].name,
+    printf("output %d '%s' %s%s: max abs err %.3g, max rel err %.3g: %s\n", i,
+           shown(outs[i].name, name, sizeof name),
            ir_dtype_name(want.dtype), sh, d.max_abs, d.max_rel, ok ? "PASS" : "FAIL");
     all &= ok;
     remove(p);

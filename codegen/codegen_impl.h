@@ -66,6 +66,14 @@ void cg_line(cg_buf *b, int depth, const char *fmt, ...) __attribute__((format(p
 int cg_kernel_arg(const cg_kernel *c, int buf);
 void cg_need_helper(cg_out *o, ir_dtype t);
 void cg_need_cast(cg_out *o, ir_dtype from, ir_dtype to);
+/* Text from the model (names, op types, shapes with symbol names) as it
+ * may appear in the C: escaped for a comment, or a string literal with its
+ * quotes (escape.c). Nothing else prints model text. */
+void cg_text(cg_buf *b, const char *s, bool literal);
+void cg_ftext(FILE *f, const char *s, bool literal);
+/* A dimension as C over the symbols' parameters, whatever its length
+ * (ir_dim_to_c; `bound`: ir_dim_bound_c). */
+void cg_dim(cg_buf *b, int64_t d, bool bound);
 /* " *   input 0 'ids': i64 [batch,seq]" (program.c). */
 void cg_io_comment(FILE *h, const sched_program *p, const char *what, ir_ref r, int i, const char *name);
 /* Symbolic dimensions (dims.c): the symbols a printed kernel body uses

@@ -57,6 +57,35 @@ static void note_ident(const char *id, size_t n, void *arg) {
   }
 }
 
+/* `d` printed whole by `fn` (ir_dim_to_c, ir_dim_bound_c, ir_dim_str). */
+static char *dim_text(size_t (*fn)(int64_t, char *, size_t), int64_t d) {
+  size_t n = fn(d, NULL, 0) + 1;
+  char *s = malloc(n);
+  if (!s) abort();
+  fn(d, s, n);
+  return s;
+}
+
+void cg_dim(cg_buf *b, int64_t d, bool bound) {
+  char *s = dim_text(bound ? ir_dim_bound_c : ir_dim_to_c, d);
+  cg_printf(b, "%s", s);
+  free(s);
+}
+
+/* A dimension with the symbols' model names, as comment text. */
+static void dim_comment(cg_buf *b, int64_t d) {
+  char *s = dim_text(ir_dim_str, d);
+  cg_text(b, s, false);
+  free(s);
+}
+
+/* Prints `b` to `f` and empties it. */
+static void flush(FILE *f, cg_buf *b) {
+  if (b->s) fputs(b->s, f);
+  free(b->s);
+  memset(b, 0, sizeof *b);
+}
+
 uint32_t cg_dims_used(const sched_program *p, cg_buf *body) {
   if (!p->symbolic) return 0;
   scan sc = {p, 0, calloc((size_t)p->next + 1, sizeof(bool))};
@@ -65,9 +94,9 @@ uint32_t cg_dims_used(const sched_program *p, cg_buf *body) {
   cg_buf pre = {0};
   for (int e = 0; e < p->next; e++) {
     if (!sc.ext[e]) continue;
-    char s[512];
-    ir_dim_to_c(p->ext[e], s, sizeof s);
-    cg_printf(&pre, "  const int64_t " SCHED_EXT_PREFIX "%d = %s;\n", e, s);
+    cg_printf(&pre, "  const int64_t " SCHED_EXT_PREFIX "%d = ", e);
+    cg_dim(&pre, p->ext[e], false);
+    cg_printf(&pre, ";\n");
     sc.syms |= ir_dim_syms(p->ext[e]);
   }
   if (pre.s) {
@@ -105,11 +134,11 @@ static int64_t bytes_of(const sched_buf *b) {
   return ir_dim_mul(b->numel, (int64_t)ir_dtype_size(b->dtype));
 }
 
-static void c_dim(int64_t d, char *s, size_t n) {
+static void c_dim(cg_buf *b, int64_t d) {
   if (ir_dim_is_sym(d))
-    ir_dim_to_c(d, s, n);
+    cg_dim(b, d, false);
   else
-    snprintf(s, n, "INT64_C(%lld)", (long long)d);
+    cg_printf(b, "INT64_C(%lld)", (long long)d);
 }
 
 /* o2c_dims_ok: the symbols' range, no buffer (nor other polynomial of the
@@ -140,18 +169,25 @@ static void emit_dims_ok(FILE *c, const sched_program *p) {
     for (int j = 0; j < n && !dup; j++) dup = seen[j] == d;
     if (dup) continue;
     seen[n++] = d;
-    char s[1024];
-    ir_dim_bound_c(d, s, sizeof s);
-    fprintf(c, "  if (!(%s <= 2305843009213693952.0)) return 0;\n", s);
+    cg_buf s = {0};
+    cg_printf(&s, "  if (!(");
+    cg_dim(&s, d, true);
+    cg_printf(&s, " <= 2305843009213693952.0)) return 0;\n");
+    flush(c, &s);
   }
   free(seen);
   for (int i = 0; i < ir_assumption_count(p->g); i++) {
     const char *why;
-    char s[512], t[512];
     int64_t a = ir_assumption(p->g, i, &why);
-    ir_dim_to_c(a, s, sizeof s);
-    ir_dim_str(a, t, sizeof t);
-    fprintf(c, "  if (%s < 0) return 0; /* %s >= 0: %s */\n", s, t, why ? why : "");
+    cg_buf s = {0};
+    cg_printf(&s, "  if (");
+    cg_dim(&s, a, false);
+    cg_printf(&s, " < 0) return 0; /* ");
+    dim_comment(&s, a);
+    cg_printf(&s, " >= 0: ");
+    cg_text(&s, why, false);
+    cg_printf(&s, " */\n");
+    flush(c, &s);
   }
   fprintf(c, "  return 1;\n}\n\n");
 }
@@ -159,10 +195,10 @@ static void emit_dims_ok(FILE *c, const sched_program *p) {
 /* o2c_plan: the temporaries' offsets in p->plan order (arena.c), and the
  * arena's size. */
 static void emit_plan(FILE *c, const sched_program *p) {
-  fprintf(
-      c, "static int64_t o2c_max(int64_t a, int64_t b) {\n  return a > b ? a : b;\n}\n\n"
-         "/* The end of `n` bytes at `o`, rounded up to 64. */\n"
-         "static int64_t o2c_end(int64_t o, int64_t n) {\n  return (o + n + 63) / 64 * 64;\n}\n\n");
+  if (p->nplan) /* unused otherwise: a warning in the user's build */
+    fprintf(c, "static int64_t o2c_max(int64_t a, int64_t b) {\n  return a > b ? a : b;\n}\n\n"
+               "/* The end of `n` bytes at `o`, rounded up to 64. */\n"
+               "static int64_t o2c_end(int64_t o, int64_t n) {\n  return (o + n + 63) / 64 * 64;\n}\n\n");
   fprintf(c, "/* The arena at these dimensions: each temporary starts past the end of\n"
              " * those it lies above (they are alive at the same time), in this order. */\n"
              "static int64_t o2c_plan(");
@@ -175,18 +211,22 @@ static void emit_plan(FILE *c, const sched_program *p) {
     if (!b->nbelow) fprintf(c, "  off[%d] = 0;\n", i);
     for (int j = 0; j < b->nbelow; j++) {
       const sched_buf *o = &p->bufs[b->below[j]];
-      char s[512];
-      c_dim(bytes_of(o), s, sizeof s);
+      cg_buf s = {0};
       if (j)
-        fprintf(c, "  off[%d] = o2c_max(off[%d], o2c_end(off[%d], %s));\n", i, i, o->plan, s);
+        cg_printf(&s, "  off[%d] = o2c_max(off[%d], o2c_end(off[%d], ", i, i, o->plan);
       else
-        fprintf(c, "  off[%d] = o2c_end(off[%d], %s);\n", i, o->plan, s);
+        cg_printf(&s, "  off[%d] = o2c_end(off[%d], ", i, o->plan);
+      c_dim(&s, bytes_of(o));
+      cg_printf(&s, j ? "));\n" : ");\n");
+      flush(c, &s);
     }
   }
   for (int i = 0; i < p->nplan; i++) {
-    char s[512];
-    c_dim(bytes_of(&p->bufs[p->plan[i]]), s, sizeof s);
-    fprintf(c, "  end = o2c_max(end, o2c_end(off[%d], %s));\n", i, s);
+    cg_buf s = {0};
+    cg_printf(&s, "  end = o2c_max(end, o2c_end(off[%d], ", i);
+    c_dim(&s, bytes_of(&p->bufs[p->plan[i]]));
+    cg_printf(&s, "));\n");
+    flush(c, &s);
   }
   fprintf(c, "  return end;\n}\n\n");
 }
@@ -229,26 +269,6 @@ void cg_dims_entry_end(FILE *c, const sched_program *p, const char *N) {
   fprintf(c, ");\n}\n");
 }
 
-/* A symbol's name as a C string literal. */
-static void c_string(FILE *h, const char *s) {
-  fputc('"', h);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(h, "\\%c", ch);
-    else if (ch < 32 || ch > 126)
-      fprintf(h, "\\%03o", ch);
-    else
-      fputc(ch, h);
-  }
-  fputc('"', h);
-}
-
-/* A symbol's name in a comment: no "*" followed by "/". */
-static void comment_text(FILE *h, const char *s) {
-  for (; *s; s++) fputc(*s == '*' && s[1] == '/' ? '_' : (unsigned char)*s < 32 ? '?' : *s, h);
-}
-
 void cg_dims_header(FILE *h, const sched_program *p, const char *N) {
   fprintf(h,
           "/* Generated by onnx2c-caten. */\n#ifndef %s_H\n#define %s_H\n\n#include "
@@ -264,7 +284,7 @@ void cg_dims_header(FILE *h, const sched_program *p, const char *N) {
           N, N, ir_sym_count(p->g), N);
   for (int i = 0; i < ir_sym_count(p->g); i++) {
     if (i) fprintf(h, ", ");
-    c_string(h, ir_dim_sym_name(ir_sym(p->g, i)));
+    cg_ftext(h, ir_dim_sym_name(ir_sym(p->g, i)), true);
   }
   fprintf(h, "}\n\nenum { %s_OK = 0, %s_ERR_INDEX = 1, %s_ERR_SHAPE = 2 };\n\n/* Runs the model.\n",
           N, N, N);
@@ -277,19 +297,19 @@ void cg_dims_header(FILE *h, const sched_program *p, const char *N) {
   fprintf(h, " * Dimensions: ");
   for (int i = 0; i < ir_sym_count(p->g); i++) {
     fprintf(h, "%s", i ? ", " : "");
-    comment_text(h, ir_dim_sym_name(ir_sym(p->g, i)));
+    cg_ftext(h, ir_dim_sym_name(ir_sym(p->g, i)), false);
     fprintf(h, " (`%s`)", ir_dim_sym_cname(ir_sym(p->g, i)));
   }
   fprintf(h, ", each in 1..%lld", (long long)IR_DIM_SYM_MAX);
   for (int i = 0; i < ir_assumption_count(p->g); i++) {
     const char *why;
-    char s[512];
-    ir_dim_str(ir_assumption(p->g, i, &why), s, sizeof s);
-    fprintf(h, "%s", i ? "; " : ";\n *   the code was compiled assuming ");
-    comment_text(h, s);
-    fprintf(h, " >= 0 (");
-    comment_text(h, why ? why : "");
-    fprintf(h, ")");
+    cg_buf s = {0};
+    cg_printf(&s, "%s", i ? "; " : ";\n *   the code was compiled assuming ");
+    dim_comment(&s, ir_assumption(p->g, i, &why));
+    cg_printf(&s, " >= 0 (");
+    cg_text(&s, why, false);
+    cg_printf(&s, ")");
+    flush(h, &s);
   }
   fprintf(h,
           ".\n * `weights`: the contents of the .weights file, 64-byte aligned;\n"

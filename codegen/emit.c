@@ -59,23 +59,17 @@ static void literal(cg_buf *o, ir_dtype t, double f, int64_t i) {
 
 /* A dimension, stride, offset or bound as C: a number, or the expression
  * of a symbolic one over the symbols (kernel parameters, see dims.c). */
-typedef struct {
-  char s[256];
-} cg_dimstr;
-
-static cg_dimstr D(int64_t d) {
-  cg_dimstr r;
+static void D(cg_buf *o, int64_t d) {
   if (ir_dim_is_sym(d))
-    ir_dim_to_c(d, r.s, sizeof r.s);
+    cg_dim(o, d, false);
   else
-    snprintf(r.s, sizeof r.s, "%lld", (long long)d);
-  return r;
+    cg_printf(o, "%lld", (long long)d);
 }
 
 /* A LOAD's value: a literal, or a symbolic dimension known at run time. */
 static void render_load(cg_buf *o, const ir_node *n) {
   if (n->sym_value)
-    cg_printf(o, "((int64_t)%s)", D(n->ival).s);
+    cg_printf(o, "((int64_t)"), D(o, n->ival), cg_printf(o, ")");
   else
     literal(o, n->dtype, n->fval, n->ival);
 }
@@ -85,14 +79,14 @@ static void render_load(cg_buf *o, const ir_node *n) {
 static void render_address(cg_buf *o, int64_t offset, const int64_t *stride, const ir_shape *shape,
                            char *const *idx) {
   bool any = false;
-  if (offset) cg_printf(o, "%s", D(offset).s), any = true;
+  if (offset) D(o, offset), any = true;
   for (int k = 0; k < shape->rank; k++) {
     if (shape->d[k] == 1 || stride[k] == 0 || !strcmp(idx[k], "0")) continue;
     cg_printf(o, "%s", any ? " + " : "");
     if (stride[k] == 1)
       cg_printf(o, "%s", idx[k]);
     else
-      cg_printf(o, "%s * %s", D(stride[k]).s, idx[k]);
+      D(o, stride[k]), cg_printf(o, " * %s", idx[k]);
     any = true;
   }
   if (!any) cg_printf(o, "0");
@@ -110,8 +104,10 @@ static void render_mask(cg_buf *o, const ir_view *v, char *const *idx) {
   bool first = true;
   for (int k = 0; k < v->shape.rank; k++) {
     if (unmasked_axis(v, k)) continue;
-    cg_printf(o, "%s%s >= %s && %s < %s", first ? "" : " && ", idx[k], D(v->lo[k]).s, idx[k],
-              D(v->hi[k]).s);
+    cg_printf(o, "%s%s >= ", first ? "" : " && ", idx[k]);
+    D(o, v->lo[k]);
+    cg_printf(o, " && %s < ", idx[k]);
+    D(o, v->hi[k]);
     first = false;
   }
 }
@@ -149,8 +145,11 @@ static const char *render_index(cg_kernel *c, ir_ref r, char *const *idx) {
   if (n->view.gstrict) {
     /* out of range: flag the error and read row 0 instead (valid memory) */
     int ok = c->nvars++;
+    cg_buf bound = {0};
+    D(&bound, n->view.gbound);
     cg_line(&c->pre, c->depth, "const int64_t v%d = (v%d < 0 || v%d >= %s) ? (err = 1, 0) : v%d;",
-            ok, var, var, D(n->view.gbound).s, var);
+            ok, var, var, bound.s, var);
+    free(bound.s);
     var = ok;
     c->has_index = true;
   }
@@ -198,10 +197,10 @@ static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
     if (e) snprintf(ev, sizeof ev, "%s", e);
     /* a lenient indexed read gives 0 out of range, as the one-hot it replaced */
     if (e && !n->view.gstrict)
-      cg_printf(o, "((%s >= 0 && %s < %s) ? ", ev, ev, D(n->view.gbound).s);
+      cg_printf(o, "((%s >= 0 && %s < ", ev, ev), D(o, n->view.gbound), cg_printf(o, ") ? ");
     cg_printf(o, "b%d[", cg_kernel_arg(c, c->p->buf_of[n->src[0]]));
     render_address(o, n->view.offset, n->view.stride, &n->shape, idx);
-    if (e) cg_printf(o, " + %s * %s", D(n->view.gstride).s, ev);
+    if (e) cg_printf(o, " + "), D(o, n->view.gstride), cg_printf(o, " * %s", ev);
     cg_printf(o, "]");
     if (e && !n->view.gstrict) {
       cg_printf(o, " : ");
@@ -406,8 +405,10 @@ static void render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *con
       gidx[j] = c->k->gather_ids[stage][j] >= 0 ? space_idx[c->k->gather_ids[stage][j]] : "0";
     render_value(c, &v, gv->src[1], gidx, false);
     if (gv->view.gstrict) {
-      cg_printf(&line, "g%d = (int64_t)%s;\n%*sif (g%d < 0 || g%d >= %s) err = 1, g%d = 0;", stage,
-                v.s, 2 * (c->depth - 1), "", stage, stage, D(gv->view.gbound).s, stage);
+      cg_printf(&line, "g%d = (int64_t)%s;\n%*sif (g%d < 0 || g%d >= ", stage, v.s,
+                2 * (c->depth - 1), "", stage, stage);
+      D(&line, gv->view.gbound);
+      cg_printf(&line, ") err = 1, g%d = 0;", stage);
       c->has_index = true;
     } else {
       cg_printf(&line, "g%d = (int64_t)%s;", stage, v.s);

@@ -172,9 +172,15 @@ static const char *buf_ptr(const sched_program *p, int b, char *s, size_t n) {
 void cg_io_comment(FILE *h, const sched_program *p, const char *what, ir_ref r, int i,
                    const char *name) {
   const ir_node *n = ir_node_get(p->g, r);
-  char sh[256];
+  char sh[256]; /* a comment: a long shape may be cut, it is escaped after */
   ir_shape_str(&n->shape, sh, sizeof sh);
-  fprintf(h, " *   %s %d '%s': %s %s\n", what, i, name ? name : "", ir_dtype_name(n->dtype), sh);
+  cg_buf b = {0};
+  cg_printf(&b, " *   %s %d '", what, i);
+  cg_text(&b, name, false);
+  cg_printf(&b, "': %s ", ir_dtype_name(n->dtype));
+  cg_text(&b, sh, false);
+  fprintf(h, "%s\n", b.s);
+  free(b.s);
 }
 
 static void emit_header(FILE *h, const sched_program *p, const char *N) {
@@ -269,9 +275,10 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
       f = nunique++;
       defs[f] = def.s;
       fails[f] = ck.has_index;
-      cg_printf(&kernels, "/* kernel %d: %s%s%s%s */\n", f, ir_op_name(root->op),
-                root->reduce ? ".reduce" : "", root->label ? " from " : "",
-                root->label ? root->label : "");
+      cg_printf(&kernels, "/* kernel %d: %s%s%s", f, ir_op_name(root->op),
+                root->reduce ? ".reduce" : "", root->label ? " from " : "");
+      if (root->label) cg_text(&kernels, root->label, false);
+      cg_printf(&kernels, " */\n");
       cg_buf text = {0}, name = {0};
       cg_printf(&name, "k%d", f);
       cg_printf(&text, "static %s %s%s%s", ck.has_index ? "int" : "void", name.s,
@@ -292,7 +299,7 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
     }
     cg_dims_args(&entry, syms);
     cg_printf(&entry, ck.has_index ? ")) return %s_ERR_INDEX;" : ");", N);
-    if (root->label) cg_printf(&entry, " /* %s */", root->label);
+    if (root->label) cg_printf(&entry, " /* "), cg_text(&entry, root->label, false), cg_printf(&entry, " */");
     cg_printf(&entry, "\n");
   }
   for (int j = 0; j < nunique; j++) free(defs[j]);

@@ -188,60 +188,13 @@ static int64_t ml_intern(mlist *l) {
 
 /* ---- symbols ---- */
 
-/* Identifiers of the generated code (and C's own) a symbol must not take. */
-static bool reserved_cname(const char *s) {
-  static const char *const words[] = {
-      "auto",    "break",     "case",      "char",   "const",    "continue", "default",
-      "do",      "double",    "else",      "enum",   "extern",   "float",    "for",
-      "goto",    "if",        "inline",    "int",    "long",     "register", "restrict",
-      "return",  "short",     "signed",    "sizeof", "static",   "struct",   "switch",
-      "typedef", "union",     "unsigned",  "void",   "volatile", "while",    "inputs",
-      "outputs", "weights",   "arena",     "dims",   "off",      "w",        "a",
-      "err",     "floord",    "sqrt",      "sqrtf",  "exp2",     "exp2f",    "log2",
-      "log2f",   "sin",       "sinf",      "fmod",   "fmodf",    "NAN",      "INFINITY",
-      "INT64_C", "INT64_MIN", "INT64_MAX", "NULL",   "size_t",   "main",
-      /* words of isl's input syntax: symbols are isl parameters too */
-      "exists", "and", "or", "xor", "implies", "not", "mod", "floor", "ceil", "floord", "ceild",
-      "min", "max", "rat", "infty", "NaN", "true", "false", "domain", "range", "cond", "select"};
-  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-    if (!strcmp(s, words[i])) return true;
-  if (s[0] == '_' || !strncmp(s, "o2c", 3) || !strncmp(s, "O2C", 3)) return true;
-  size_t n = strlen(s);
-  if (n > 2 && !strcmp(s + n - 2, "_t")) return true;
-  /* locals of kernels (b0, v1, g0, acc0, k0) and loop iterators (i0, c0, t0) */
-  static const char *const stems[] = {"b", "v", "g", "acc", "k", "i", "c", "t", "off"};
-  for (size_t i = 0; i < sizeof stems / sizeof stems[0]; i++) {
-    size_t m = strlen(stems[i]);
-    if (!strncmp(s, stems[i], m) && s[m] && strspn(s + m, "0123456789") == strlen(s + m))
-      return true;
-  }
-  return false;
-}
-
-static char *make_cname(const char *name) {
-  size_t n = strlen(name);
-  char *s = malloc(n + 16);
+/* A symbol's C identifier and isl parameter: generated, so that no model
+ * name can collide with the code's own identifiers or C's (a dim_param
+ * "model_OK", "max_i64", "int") nor be too long or not an identifier. */
+static char *make_cname(int id) {
+  char *s = malloc(24);
   IR_ASSERT(s);
-  size_t k = 0;
-  for (size_t i = 0; i < n && k < n; i++) {
-    char ch = name[i];
-    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '_';
-    s[k++] = ok ? ch : '_';
-  }
-  s[k] = 0;
-  if (!k || (s[0] >= '0' && s[0] <= '9') || reserved_cname(s)) {
-    memmove(s + 4, s, k + 1);
-    memcpy(s, "dim_", 4);
-  }
-  /* distinct names may sanitise alike ("a-b", "a_b") */
-  size_t base = strlen(s);
-  for (int suffix = 2;; suffix++) {
-    bool clash = false;
-    for (int i = 0; i < T.nsym; i++) clash |= !strcmp(T.cname[i], s);
-    if (!clash) break;
-    snprintf(s + base, 16, "_%d", suffix);
-  }
+  snprintf(s, 24, "o2c_sym%d", id);
   return s;
 }
 
@@ -254,7 +207,7 @@ int64_t ir_dim_sym(const char *name) {
     id = T.nsym;
     T.name[id] = strdup(name);
     IR_ASSERT(T.name[id]);
-    T.cname[id] = make_cname(name);
+    T.cname[id] = make_cname(id);
     T.nsym++;
   }
   mlist l = {0};
@@ -464,11 +417,15 @@ typedef struct {
   size_t n, k;
 } out;
 
+/* Appends what fits; o->k counts the whole text (the length returned). */
 static void put(out *o, const char *s) {
-  if (o->k + 1 >= o->n) return;
-  int w = snprintf(o->buf + o->k, o->n - o->k, "%s", s);
-  if (w > 0) o->k += (size_t)w;
-  if (o->k >= o->n) o->k = o->n - 1;
+  size_t l = strlen(s);
+  if (o->k + 1 < o->n) {
+    size_t c = l < o->n - 1 - o->k ? l : o->n - 1 - o->k;
+    memcpy(o->buf + o->k, s, c);
+    o->buf[o->k + c] = 0;
+  }
+  o->k += l;
 }
 
 /* A magnitude; in C, INT64_C() when it does not fit an int. */
@@ -486,18 +443,18 @@ typedef enum { PRINT_STR, PRINT_C, PRINT_BOUND } print_mode;
 /* One printer for three forms: names joined tightly (STR); the symbols' C
  * identifiers with spaces, parenthesised unless a bare symbol (C); the sum
  * of the monomials' magnitudes in double (BOUND). */
-static void print_dim(int64_t d, char *buf, size_t n, print_mode mode) {
+static size_t print_dim(int64_t d, char *buf, size_t n, print_mode mode) {
   out o = {buf, n, 0};
   bool c = mode != PRINT_STR, bound = mode == PRINT_BOUND;
-  if (!n) return;
-  buf[0] = 0;
-  if (ir_dim_is_sym(d) && !poly_of(d)) return put(&o, "?");
+  if (n) buf[0] = 0;
+  if (ir_dim_is_sym(d) && !poly_of(d)) return put(&o, "?"), o.k;
   if (!ir_dim_is_sym(d)) {
-    if (d == INT64_MIN) return put(&o, bound ? "9223372036854775808.0" : c ? "INT64_MIN" : "-9223372036854775808");
+    if (d == INT64_MIN)
+      return put(&o, bound ? "9223372036854775808.0" : c ? "INT64_MIN" : "-9223372036854775808"), o.k;
     if (d < 0 && !bound) put(&o, "-");
     put_u(&o, d < 0 ? 0 - (uint64_t)d : (uint64_t)d, c && !bound);
     if (bound) put(&o, ".0");
-    return;
+    return o.k;
   }
   const poly *p = poly_of(d);
   bool bare = ir_dim_sym_id(d) >= 0 && !bound;
@@ -523,18 +480,19 @@ static void print_dim(int64_t d, char *buf, size_t n, print_mode mode) {
       }
   }
   if (c && !bare) put(&o, ")");
+  return o.k;
 }
 
-void ir_dim_str(int64_t d, char *buf, size_t n) {
-  print_dim(d, buf, n, PRINT_STR);
+size_t ir_dim_str(int64_t d, char *buf, size_t n) {
+  return print_dim(d, buf, n, PRINT_STR);
 }
 
-void ir_dim_to_c(int64_t d, char *buf, size_t n) {
-  print_dim(d, buf, n, PRINT_C);
+size_t ir_dim_to_c(int64_t d, char *buf, size_t n) {
+  return print_dim(d, buf, n, PRINT_C);
 }
 
-void ir_dim_bound_c(int64_t d, char *buf, size_t n) {
-  print_dim(d, buf, n, PRINT_BOUND);
+size_t ir_dim_bound_c(int64_t d, char *buf, size_t n) {
+  return print_dim(d, buf, n, PRINT_BOUND);
 }
 
 /* ---- decisions ---- */

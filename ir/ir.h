@@ -190,17 +190,21 @@ int ir_dim_sym_id(int64_t d);
 /* Lowest symbol occurring in `d`, or -1 (for error messages). */
 int ir_dim_first_sym(int64_t d);
 const char *ir_dim_sym_name(int id);
-/* The symbol as a C identifier: its name made valid and kept clear of the
- * generated code's own identifiers. */
+/* The symbol as a C identifier (and isl parameter): o2c_sym<id>, never
+ * made from its name, which is model text (it reaches the C only through
+ * codegen's escaping, in comments and the names array). */
 const char *ir_dim_sym_cname(int id);
-/* "64*seq+1" (for dumps and messages); "?" for IR_DIM_INVALID. */
-void ir_dim_str(int64_t d, char *buf, size_t n);
-/* The C expression of `d` over the symbols' C names, e.g. "(64 * seq + 1)".
- * ir_dim_bound_c: the sum of the magnitudes of its monomials in double
- * ("(64.0 * (double)seq + 1.0)"), a bound on every partial sum its int64
- * evaluation makes (for the generated code's overflow check). */
-void ir_dim_to_c(int64_t d, char *buf, size_t n);
-void ir_dim_bound_c(int64_t d, char *buf, size_t n);
+/* "64*seq+1" (for dumps and messages); "?" for IR_DIM_INVALID. All three
+ * printers write what fits in `buf` (NULL with n = 0: nothing) and return
+ * the whole text's length, like snprintf: C text must never be cut. */
+size_t ir_dim_str(int64_t d, char *buf, size_t n);
+/* The C expression of `d` over the symbols' C names, e.g.
+ * "(64 * o2c_sym1 + 1)". ir_dim_bound_c: the sum of the magnitudes of its
+ * monomials in double ("(64.0 * (double)o2c_sym1 + 1.0)"), a bound on every
+ * partial sum its int64 evaluation makes (for the generated code's overflow
+ * check). */
+size_t ir_dim_to_c(int64_t d, char *buf, size_t n);
+size_t ir_dim_bound_c(int64_t d, char *buf, size_t n);
 bool ir_shape_is_static(const ir_shape *s);
 /* Lowest symbol in any dimension of `s`, or -1. */
 int ir_shape_first_sym(const ir_shape *s);

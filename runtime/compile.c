@@ -21,12 +21,44 @@ static void stage_done(const rt_options *o, const char *stage, double *t) {
   *t = n;
 }
 
-static bool valid_name(const char *s) {
-  if (!s || !*s || (*s >= '0' && *s <= '9')) return false;
-  for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
-      return false;
-  return true;
+/* --name becomes the prefix of every exported identifier (NAME_run,
+ * NAME_OK, the guard NAME_H...) and the files' stem. Refused, not cut or
+ * changed: not an identifier, longer than RT_NAME_MAX, C's reserved forms
+ * (leading underscore, "__", keywords, the library's future names that a
+ * NAME_... identifier would fall into), the generated code's own prefix
+ * o2c, and names whose NAME_OK is a libc macro (R_OK of <unistd.h>). NULL
+ * when fine, else why. */
+static const char *name_problem(const char *s) {
+  static const char *const keywords[] = {
+      "auto",     "break",  "case",     "char",    "const",    "continue", "default",  "do",
+      "double",   "else",   "enum",     "extern",  "float",    "for",      "goto",     "if",
+      "inline",   "int",    "long",     "register", "restrict", "return",   "short",    "signed",
+      "sizeof",   "static", "struct",   "switch",  "typedef",  "union",    "unsigned", "void",
+      "volatile", "while",  "asm",      "typeof",  "bool",     "true",     "false",    "R",
+      "W",        "X",      "F"};
+  static const char *const lower_prefix[] = {"is", "to", "str", "mem", "wcs"}; /* + [a-z] */
+  static const char *const prefix[] = {"o2c", "O2C", "LC_", "SIG", "FE_", "PRI", "SCN", "atomic_",
+                                       "cnd_", "mtx_", "thrd_", "tss_", "memory_order_", "TIME_"};
+  size_t n = strlen(s);
+  if (!n || (*s >= '0' && *s <= '9')) return "is not a C identifier";
+  for (const char *c = s; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+      return "is not a C identifier";
+  if (n > RT_NAME_MAX) return "is too long (at most " RT_NAME_MAX_STR " characters)";
+  if (s[0] == '_' || strstr(s, "__")) return "is reserved by C (a leading underscore or \"__\")";
+  for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+    if (!strcmp(s, keywords[i])) return "is reserved (a C keyword, or NAME_OK is a libc macro)";
+  if (s[0] == 'E' && ((s[1] >= 'A' && s[1] <= 'Z') || (s[1] >= '0' && s[1] <= '9')))
+    return "is reserved by C (E and a capital or digit: <errno.h>)";
+  for (size_t i = 0; i < sizeof lower_prefix / sizeof lower_prefix[0]; i++) {
+    size_t m = strlen(lower_prefix[i]);
+    if (!strncmp(s, lower_prefix[i], m) && s[m] >= 'a' && s[m] <= 'z')
+      return "is reserved by C (a future library name)";
+  }
+  for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
+    if (!strncmp(s, prefix[i], strlen(prefix[i])))
+      return "is reserved (a library or generated-code prefix)";
+  return NULL;
 }
 
 /* Writes to NAME.tmp and renames, so a failed compile leaves no file that looks complete. */
@@ -57,7 +89,8 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
                size_t n) {
   *out = NULL;
   const char *name = o->name ? o->name : "model";
-  if (!valid_name(name)) return snprintf(err, n, "--name '%s' is not a C identifier", name), -1;
+  const char *why = name_problem(name);
+  if (why) return snprintf(err, n, "--name '%.80s%s' %s", name, strlen(name) > 80 ? "..." : "", why), -1;
   rt_model *m = calloc(1, sizeof *m);
   if (!m) abort();
   snprintf(m->name, sizeof m->name, "%s", name);

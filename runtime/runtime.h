@@ -10,8 +10,13 @@
 
 #include <stdbool.h>
 
+/* The longest --name accepted (longer ones are refused, never cut). */
+#define RT_NAME_MAX 64
+#define RT_NAME_MAX_STR "64"
+
 typedef struct {
-  const char *name;       /* symbol prefix and file stem (default "model") */
+  const char *name;       /* symbol prefix and file stem (default "model"; reserved
+                           * C names are refused) */
   imp_options imp;
   sched_options sched;
   const char *dump;       /* NULL, "ir-lowered", "ir", "schedule" (to stderr) or "dot=FILE" */
@@ -24,7 +29,7 @@ typedef struct {
   ir_graph *g;
   sched_program *p;
   char dir[4096];
-  char name[128];
+  char name[RT_NAME_MAX + 1];
   int nodes;              /* graph nodes after lowering */
   int rewrites;           /* gather rewrites applied */
   int threads;            /* as compiled (rt_build adds -fopenmp when > 1) */

@@ -39,14 +39,17 @@ void sb_printf(strbuf *b, const char *fmt, ...) {
 }
 
 void sched_dim_isl(sched_program *p, strbuf *b, int64_t d) {
-  char s[256];
   if (!ir_dim_is_sym(d)) {
     sb_printf(b, "%lld", (long long)d);
     return;
   }
-  if (ir_dim_is_affine(d)) {
-    ir_dim_to_c(d, s, sizeof s);
+  if (ir_dim_is_affine(d)) { /* printed whole: a cut expression would be another set */
+    size_t n = ir_dim_to_c(d, NULL, 0) + 1;
+    char *s = malloc(n);
+    SCHED_ASSERT(s);
+    ir_dim_to_c(d, s, n);
     sb_printf(b, "%s", s);
+    free(s);
     return;
   }
   int e = 0;

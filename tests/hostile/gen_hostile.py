@@ -314,3 +314,71 @@ for _ in range(8000):
 save("nesting_type_8000.onnx", raw_model(ld(11, ld(1, b"x") + ld(2, tp))))
 # 10 million empty NodeProtos (20 MB): each decodes to a ~200-byte struct.
 save("empty_nodes_20mb.onnx", raw_model(b"\x0a\x00" * 10000000))
+
+# ---- model text in the generated C (issue 12, findings 1 and 2) ----
+# EVIL is what every string field carries: comment and line ends, a
+# preprocessor line, a trigraph splice, backslashes (one before a newline),
+# quotes, and four bytes that are not UTF-8. Python's protobuf only takes
+# UTF-8 strings, so the fields get MARK (four UTF-8 bytes) and the
+# serialised model has it replaced, byte for byte, by BAD.
+MARK, BAD = "\u00ff\u00fe", b"\xff\xfe\x80\xc0"
+assert len(MARK.encode()) == len(BAD)
+
+
+def evil(tag):
+    return ('%s */ ??/\n#error %s\n\\\n"q" \'c\' /* ' % (tag, tag)) + MARK + '\\'
+
+
+def save_marked(name, m):
+    data = m.SerializeToString()
+    assert MARK.encode() in data
+    save(name, data.replace(MARK.encode(), BAD))
+
+
+def tensor_pb(name, arr):
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(numpy_helper.from_array(arr, "t").SerializeToString())
+
+
+# The issue's example: code in a node name would run inside `run` and in
+# every program linking the C.
+save("inject_node.onnx", model([h.make_node("Relu", ["x"], ["y"], name='n */ __attribute__((constructor)) static '
+                                            'void p(void){puts("INJECTED");} /* ')], [vi("x")], [vi("y")]))
+xs = np.random.default_rng(11).standard_normal((2, 3)).astype(np.float32)
+tensor_pb("inject_node_x.pb", xs)
+tensor_pb("inject_node_y.pb", np.maximum(xs, 0))
+# Every model string field at once; y = relu(x + w) at N = 3, checked by run
+# --expect against numpy (onnxruntime does not take names that are not UTF-8).
+N_, X_, W_, T_, Y_ = evil("dim"), evil("input"), evil("init"), evil("value"), evil("output")
+g = h.make_graph([h.make_node("Add", [X_, W_], [T_], name=evil("node1"), doc_string=evil("doc1")),
+                  h.make_node("Relu", [T_], [Y_], name=evil("node2"), doc_string=evil("doc2"))],
+                 evil("graph"), [h.make_tensor_value_info(X_, F, [N_, 3], doc_string=evil("vdoc"))],
+                 [h.make_tensor_value_info(Y_, F, [N_, 3])],
+                 initializer=[numpy_helper.from_array(np.array([0.5, -1.0, 2.0], np.float32), W_)],
+                 doc_string=evil("gdoc"), value_info=[h.make_tensor_value_info(T_, F, [N_, 3])])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)], producer_name=evil("producer"),
+                 doc_string=evil("mdoc"), domain=evil("domain"), producer_version=evil("version"))
+m.ir_version = 8
+h.set_model_props(m, {evil("key"): evil("value")})
+save_marked("inject_corpus.onnx", m)
+xs = np.random.default_rng(12).standard_normal((3, 3)).astype(np.float32)
+tensor_pb("inject_x.pb", xs)
+tensor_pb("inject_y.pb", np.maximum(xs + np.array([0.5, -1.0, 2.0], np.float32), 0))
+# The strings the importer refuses must still give one line.
+save_marked("inject_op_type.onnx", model([h.make_node(evil("op"), ["x"], ["y"])], [vi("x")], [vi("y")]))
+save_marked("inject_domain.onnx", model([h.make_node("Relu", ["x"], ["y"], domain=evil("dom"))], [vi("x")], [vi("y")],
+                                        domain_opsets=[(evil("dom"), 1)]))
+# Symbols named like the generated code's identifiers (the status model_OK,
+# the helper max_i64, here used by an int64 Max), and two of 260 characters
+# (their product was cut at 512 characters): each runs, checked.
+for tag, dims in (("model_ok", ["model_OK", 3]), ("max_i64", ["max_i64", 3]), ("long", ["s" * 260, "t" * 260])):
+    save("sym_name_%s.onnx" % tag, model([h.make_node("Relu", ["x"], ["t"]), h.make_node("Mul", ["t", "t"], ["y"]),
+                                          h.make_node("Max", ["i", "k"], ["j"])],
+                                         [svi("x", dims), svi("i", dims, I64)], [svi("y", dims), svi("j", dims, I64)],
+                                         [ints("k", [1])]))
+xs = np.random.default_rng(13).standard_normal((4, 3)).astype(np.float32)
+ks = np.arange(12, dtype=np.int64).reshape(4, 3) - 6
+tensor_pb("sym_x.pb", xs)
+tensor_pb("sym_i.pb", ks)
+tensor_pb("sym_y.pb", np.maximum(xs, 0) ** 2)
+tensor_pb("sym_j.pb", np.maximum(ks, 1))

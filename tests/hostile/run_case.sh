@@ -1,16 +1,18 @@
 #!/bin/sh
-# run_case.sh EXE MODEL OUTDIR [KEYWORD] [any|ok] [OPTIONS]
+# run_case.sh EXE MODEL OUTDIR [KEYWORD] [any|ok] [ARGS]
 # Compiles MODEL and expects a clean refusal: exit status 1 and exactly one
 # line on stderr starting with "onnx2c-caten: " (containing KEYWORD, case-
 # insensitively, when given). With "any" as 5th argument a successful compile
 # (status 0) is accepted too (fuzz crashers: the point is not to crash); with
 # "ok" the model is valid but stressful (deep chains) and must compile.
-# OPTIONS (one word, e.g. --max-memory=64M) are passed to the compiler.
 # A crash, sanitizer report or hang gives another status or more lines.
-exe=$1 model=$2 out=$3 key=$4 mode=$5 opts=$6
+# ARGS: more compile options, word-split after shell expansion (the table
+# is ours: "--name n$(printf %0299d 0)" makes a 300-character name).
+exe=$1 model=$2 out=$3 key=$4 mode=$5
+eval "set -- $6"
 err=$(mktemp)
 rm -rf "$out"
-"$exe" "$model" -o "$out" $opts >/dev/null 2>"$err"
+"$exe" "$model" -o "$out" "$@" >/dev/null 2>"$err"
 st=$?
 lines=$(wc -l <"$err")
 msg=$(head -c 2000 "$err")

@@ -102,29 +102,32 @@ static void test_div_exact(void **state) {
 static void test_printing(void **state) {
   (void)state;
   int64_t b = ir_dim_sym("batch"), s = ir_dim_sym("seq");
-  expect_str(s, "seq", "seq");
-  expect_str(ir_dim_add(ir_dim_mul(64, s), 1), "64*seq+1", "(64 * seq + 1)");
-  expect_str(ir_dim_sub(64, s), "-seq+64", "(-seq + 64)");
-  expect_str(ir_dim_mul(b, s), "batch*seq", "(batch * seq)");
+  expect_str(s, "seq", "o2c_sym1");
+  expect_str(ir_dim_add(ir_dim_mul(64, s), 1), "64*seq+1", "(64 * o2c_sym1 + 1)");
+  expect_str(ir_dim_sub(64, s), "-seq+64", "(-o2c_sym1 + 64)");
+  expect_str(ir_dim_mul(b, s), "batch*seq", "(o2c_sym0 * o2c_sym1)");
   expect_str(ir_dim_mul(s, INT64_C(1) << 40), "1099511627776*seq",
-             "(INT64_C(1099511627776) * seq)");
+             "(INT64_C(1099511627776) * o2c_sym1)");
+  /* the whole length is returned, whatever fits (C text is never cut) */
+  char small[8];
+  assert_int_equal(ir_dim_to_c(ir_dim_mul(b, s), small, sizeof small), strlen("(o2c_sym0 * o2c_sym1)"));
+  assert_string_equal(small, "(o2c_sy");
+  assert_int_equal(ir_dim_str(ir_dim_mul(b, s), NULL, 0), strlen("batch*seq"));
   expect_str(-5, "-5", "-5");
   expect_str(IR_DIM_INVALID, "?", "?");
 }
 
-/* Symbol names become C identifiers that cannot clash with the generated
- * code's own (b0, v1, acc0, i0, err...) or with each other. */
+/* Symbols' C identifiers are generated, never made from their (model)
+ * names: no name can clash with the code's own identifiers or C's. */
 static void test_cnames(void **state) {
   (void)state;
-  struct {
-    const char *name, *cname;
-  } cases[] = {{"past-len", "past_len"},   {"int", "dim_int"},     {"b0", "dim_b0"},
-               {"2x", "dim_2x"},           {"acc12", "dim_acc12"}, {"err", "dim_err"},
-               {"past_len", "past_len_2"}, {"seq_7", "seq_7"},     {"uint8_t", "dim_uint8_t"}};
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    int64_t d = ir_dim_sym(cases[i].name);
-    assert_string_equal(ir_dim_sym_name(ir_dim_sym_id(d)), cases[i].name);
-    assert_string_equal(ir_dim_sym_cname(ir_dim_sym_id(d)), cases[i].cname);
+  const char *names[] = {"past-len", "int", "b0", "*/ x /*", "model_OK", "max_i64", "past_len"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    int64_t d = ir_dim_sym(names[i]);
+    char want[32];
+    snprintf(want, sizeof want, "o2c_sym%d", ir_dim_sym_id(d));
+    assert_string_equal(ir_dim_sym_name(ir_dim_sym_id(d)), names[i]);
+    assert_string_equal(ir_dim_sym_cname(ir_dim_sym_id(d)), want);
   }
 }
 
