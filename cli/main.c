@@ -50,6 +50,11 @@ static const char usage[] =
     "      --no-fuse           one primitive per kernel (debugging)\n"
     "      --no-tile           matmuls as one dot product per output: no register\n"
     "                          blocks, packed weight panels or transposed keys\n"
+    "      --target T          the CPU to tune for (register blocks, cache sizes):\n"
+    "                          native (default: this machine), x86-64-v2, x86-64-v3,\n"
+    "                          x86-64-v4 (AVX-512), aarch64 (NEON) or generic; the\n"
+    "                          generated C's first lines name it and the flags to\n"
+    "                          build it with\n"
     "      --threads N         OpenMP with N threads over the outer loop of large\n"
     "                          kernels (build the C with -fopenmp; run does)\n"
     "      --cflags FLAGS      C compiler flags for run/verify (default: -O2)\n"
@@ -102,7 +107,7 @@ static int parse(int argc, char **argv, args *a) {
       {"threads", required_argument, 0, 'j'},  {"max-memory", required_argument, 0, 'M'},
       {"no-tile", no_argument, 0, 'B'},       {"data-set", required_argument, 0, 'X'},
       {"sym", required_argument, 0, 'Y'},     {"help", no_argument, 0, 'h'},
-      {"version", no_argument, 0, 'V'},
+      {"version", no_argument, 0, 'V'},       {"target", required_argument, 0, 'G'},
       {0, 0, 0, 0}};
   a->seed = 1;
   a->atol = 1e-5;
@@ -144,6 +149,11 @@ static int parse(int argc, char **argv, args *a) {
       break;
     case 'F': a->rt.sched.no_fuse = true; break;
     case 'B': a->rt.sched.no_tile = true; break;
+    case 'G': {
+      char err[256];
+      if (sched_target_get(optarg, &a->rt.sched.target, err, sizeof err)) return die(err), -1;
+      break;
+    }
     case 'R': a->rt.no_rewrite = true; break;
     case 'A': a->atol = strtod(optarg, NULL); break;
     case 'M': {

@@ -310,6 +310,11 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
       "bytes. */\n",
       p->nkernels, nunique, (long long)p->arena_size, p->symbolic ? " at the reference point" : "",
       (long long)p->weights_size);
+  char tgt[256];
+  sched_target_describe(&p->opt.target, tgt, sizeof tgt);
+  fprintf(c, "/* Target %s.\n * Build with: %s%s%s */\n", tgt, p->opt.target.cflags,
+          o->threads > 1 ? " -fopenmp" : "",
+          strcmp(p->opt.target.isa, "aarch64") ? "" : " (an aarch64 compiler)");
   fprintf(c, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include \"%s.h\"\n\n",
           N);
   fprintf(c, "#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))\n\n");

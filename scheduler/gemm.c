@@ -115,15 +115,21 @@ static int64_t min64(int64_t a, int64_t b) {
   return a < b ? a : b;
 }
 
-/* The register block: about 24 of the 32 vector registers hold
- * accumulators (stages x mr x nr/16 floats), the rest hold the loaded
- * columns and the broadcast row value; nr = 32 (two vectors) streams a
- * single row's weights fastest too (measured: 25 GB/s against 24 with 64
- * columns and 21 with 128, one core of this machine). */
-
-static void block_size(sched_gemm *gm, int64_t M, int64_t N, int nstages) {
-  gm->nr = N <= 16 ? 16 : 32;
-  int64_t rows = 24 / (nstages * (gm->nr / 16));
+/* The register block, from the target's register file: about 3/4 of the
+ * vector registers hold accumulators (stages x mr x nr/lanes), the rest the
+ * nr/lanes loaded columns and the broadcast row value. nr is two vectors
+ * (three with 32 registers of 128 bits, as NEON), one when N fits in one;
+ * mr at most 8. AVX-512: 8 x 32 (16 zmm accumulators; 6 x 32 for two
+ * sums); AVX2: 6 x 16 (12 of 16 ymm); NEON: 8 x 12 (24 of 32); generic
+ * (128-bit, 16 registers): 6 x 8. A single row (decode) keeps the same nr:
+ * on AVX-512, 32 columns streamed one row's weights fastest (25 GB/s
+ * against 24 with 64 and 21 with 128, one core). */
+static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t N, int nstages) {
+  int lanes = sched_target_lanes(t);
+  int nv = t->vector_bits <= 128 && t->vector_regs >= 32 ? 3 : 2;
+  if (N <= lanes) nv = 1;
+  gm->nr = nv * lanes;
+  int64_t rows = (int64_t)t->vector_regs * 3 / 4 / (nstages * nv);
   gm->mr = gm->m < 0 ? 1 : (int)min64(min64(M, rows < 1 ? 1 : rows), 8);
 }
 
@@ -208,7 +214,7 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
   if (npack > SCHED_MAX_PACKED) return;
   sched_gemm *gm = &k->gemm;
   gm->on = true, gm->m = m, gm->n = n, gm->k = kk;
-  block_size(gm, m >= 0 ? sched_ref(p, k->space.d[m]) : 1, sched_ref(p, k->space.d[n]), k->nstages);
+  block_size(gm, &p->opt.target, m >= 0 ? sched_ref(p, k->space.d[m]) : 1, sched_ref(p, k->space.d[n]), k->nstages);
   k->ngathers = 0; /* indices in the epilogue are computed where they are read */
   for (int i = 0; i < w.nreads; i++) {
     if (!pack[i] || sched_gemm_packed_buf(k, w.reads[i].view) >= 0) continue;

@@ -191,6 +191,7 @@ int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char
   SCHED_ASSERT(p);
   p->g = g;
   p->opt = *opt;
+  if (!p->opt.target.name[0]) SCHED_ASSERT(!sched_target_get("native", &p->opt.target, NULL, 0));
   p->symbolic = ir_sym_count(g) > 0;
   int n = ir_graph_count(g);
   p->buf_of = malloc((size_t)n * sizeof *p->buf_of);

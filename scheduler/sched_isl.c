@@ -352,13 +352,17 @@ int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t 
 
 void sched_dump(const sched_program *p, void *file) {
   FILE *f = file;
+  char tgt[256];
+  sched_target_describe(&p->opt.target, tgt, sizeof tgt);
+  fprintf(f, "target %s\n", tgt);
   for (int i = 0; i < p->nkernels; i++) {
     const sched_kernel *k = &p->kernels[i];
     const ir_node *r = ir_node_get(p->g, k->root);
-    fprintf(
-        f, "kernel %d: %%%d %s%s (%s), %d buffers, %d reduction stages, %d dependences (checked)\n",
-        i, k->root, ir_op_name(r->op), r->reduce ? ".reduce" : "", r->label ? r->label : "-",
-        k->nargs, k->nstages, k->ndeps);
+    fprintf(f, "kernel %d: %%%d %s%s (%s), %d buffers, %d reduction stages, %d dependences (checked)",
+            i, k->root, ir_op_name(r->op), r->reduce ? ".reduce" : "", r->label ? r->label : "-",
+            k->nargs, k->nstages, k->ndeps);
+    if (k->gemm.on) fprintf(f, ", register block %d x %d", k->gemm.mr, k->gemm.nr);
+    fprintf(f, "\n");
     char *c = isl_ast_node_to_C_str(k->ast);
     fprintf(f, "%s", c ? c : "");
     free(c);

@@ -94,12 +94,35 @@ typedef struct {
   isl_ast_node *ast; /* owned */
 } sched_kernel;
 
+/* The CPU the generated code is tuned for (target.c). The register block
+ * of a matmul must fit its register file: accumulators + the loaded
+ * columns + one broadcast <= vector_regs. */
+typedef struct {
+  char name[32];       /* as asked: native, x86-64-v4, x86-64-v3, x86-64-v2, aarch64, generic */
+  char isa[32];        /* what it is (native: the host's level) */
+  int vector_bits;     /* one vector register */
+  int vector_regs;     /* vector registers the compiler can allocate */
+  bool fma;
+  int64_t l1d, l2, l3; /* data cache bytes per level (native: the host's) */
+  int cores;           /* 0: unknown */
+  char cflags[160];    /* C compiler flags that build the generated code for it */
+} sched_target;
+
+/* Fills `t` for target `name` (native detects the host); -1 with `err` for
+ * an unknown name. */
+int sched_target_get(const char *name, sched_target *t, char *err, size_t errlen);
+/* Floats per vector register. */
+int sched_target_lanes(const sched_target *t);
+/* One line: name, ISA, registers, FMA, caches, cores. */
+void sched_target_describe(const sched_target *t, char *buf, size_t n);
+
 typedef struct {
   bool no_fuse; /* one primitive per kernel (debugging) */
   bool no_tile; /* keep matmuls as one dot product per output (no register blocks) */
   /* testing: tiled kernels store their blocks before summing them, an order
    * the legality check must refuse */
   bool tile_misorder;
+  sched_target target; /* empty name: native */
 } sched_options;
 
 typedef struct sched_memo sched_memo; /* isl results by model text (sched_isl.c) */
