@@ -54,6 +54,7 @@ int imp_model_op_types(const char *path, char *out, size_t outlen, char *err, si
  * together (default: the machine's RAM, or ONNX2C_MEM_LIMIT). A model that
  * needs more is refused with an error naming the limit (--max-memory). */
 void imp_set_mem_limit(size_t bytes);
+size_t imp_mem_limit(void);
 
 /* The ONNX op types the importer can lower, NULL-terminated. */
 const char *const *imp_supported_ops(void);

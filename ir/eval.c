@@ -19,10 +19,18 @@ static size_t eval_budget(void) {
   return b;
 }
 
+/* An IEEE binary16 value from its bits (subnormals, infinities, NaN). */
+static double half_value(uint16_t h) {
+  int e = (h >> 10) & 31, f = h & 1023;
+  double v = e == 31 ? (f ? NAN : INFINITY) : e ? ldexp(1024 + f, e - 25) : ldexp(f, -24);
+  return h & 0x8000 ? -v : v;
+}
+
 double ir_elem_f(ir_dtype t, const void *b, int64_t i) {
   switch (t) {
   case IR_F32: return ((const float *)b)[i];
   case IR_F64: return ((const double *)b)[i];
+  case IR_F16: return half_value(((const uint16_t *)b)[i]);
   default: return (double)ir_elem_i(t, b, i);
   }
 }

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,10 +125,25 @@ int rt_bind_dims(const ir_graph *g, const ir_shape *shapes, int64_t *vals, char 
   return 0;
 }
 
-/* The output shapes at the symbols' values, as tensors to be filled. A
- * shape that cannot exist (overflow, negative) gets no buffer: the entry
- * function must refuse those dimensions before writing anything. */
-static void make_outputs(rt_model *m, const int64_t *vals, imp_tensor *outs, void **optr) {
+/* Fills a buffer the model is to write with a pattern no correct result
+ * leaves behind, so that a kernel which never writes fails its test instead
+ * of passing on zeroed memory: 0xFF bytes are NaN in every float width
+ * (NaN survives any arithmetic, where 0xA5 bytes read as -2.9e-16 could
+ * vanish within a tolerance), 0xA5 bytes in integers and bools (165 is not
+ * a bool, nor a likely index or count). The arena gets 0xFF too. */
+void rt_poison(void *buf, size_t bytes, ir_dtype dtype) {
+  memset(buf, ir_dtype_is_float(dtype) ? 0xFF : 0xA5, bytes);
+}
+
+/* The output shapes at the symbols' values, as poisoned tensors to be
+ * filled. A shape that cannot exist (overflow, negative) gets no buffer:
+ * the entry function must refuse those dimensions before writing anything.
+ * Outputs and arena together must fit the memory limit (--max-memory) and
+ * be allocated, else run refuses before the call (a NULL buffer would be
+ * written through). */
+static int make_outputs(rt_model *m, const int64_t *vals, size_t asize, imp_tensor *outs, void **optr, char *err,
+                        size_t n) {
+  size_t total = asize;
   for (int i = 0; i < ir_output_count(m->g); i++) {
     const ir_node *x = ir_node_get(m->g, ir_output(m->g, i));
     memset(&outs[i], 0, sizeof outs[i]);
@@ -140,10 +156,18 @@ static void make_outputs(rt_model *m, const int64_t *vals, imp_tensor *outs, voi
       ok = d >= 0 && (!d || numel <= ((uint64_t)1 << 40) / (uint64_t)d);
       numel *= ok ? (uint64_t)d : 1;
     }
-    outs[i].bytes = ok ? (size_t)numel * ir_dtype_size(x->dtype) : 0;
-    outs[i].data = ok ? calloc(1, outs[i].bytes + 1) : NULL;
+    if (!ok) continue;
+    outs[i].bytes = (size_t)numel * ir_dtype_size(x->dtype);
+    total = total + outs[i].bytes < total ? SIZE_MAX : total + outs[i].bytes;
+    if (total > imp_mem_limit())
+      return snprintf(err, n, "output '%s' needs %zu bytes (outputs and arena %zu): more than the memory limit "
+                      "(%zu bytes, --max-memory)", outs[i].name, outs[i].bytes, total, imp_mem_limit()), -1;
+    outs[i].data = malloc(outs[i].bytes + 1);
+    if (!outs[i].data) return snprintf(err, n, "cannot allocate %zu bytes for output '%s'", outs[i].bytes, outs[i].name), -1;
+    rt_poison(outs[i].data, outs[i].bytes, x->dtype);
     optr[i] = outs[i].data;
   }
+  return 0;
 }
 
 int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *err, size_t n) {
@@ -173,11 +197,13 @@ int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *
   }
   if (!rc && sym) rc = rt_bind_dims(m->g, shapes, vals, err, n);
   for (int i = 0; i < ir_sym_count(m->g); i++) m->dims[i] = vals[ir_sym(m->g, i)];
-  make_outputs(m, vals, outs, optr);
   /* the model says how much arena these dimensions need (0: it refuses them) */
   size_t asize = !sym ? (size_t)m->p->arena_size : rc ? 0 : m->arena_size_dims(m->dims);
-  void *arena = aligned_alloc(64, (asize + 63) / 64 * 64 + 64);
-  if (!arena) abort();
+  asize = asize > SIZE_MAX / 2 ? SIZE_MAX / 2 : (asize + 63) / 64 * 64 + 64;
+  if (make_outputs(m, vals, asize, outs, optr, rc ? NULL : err, rc ? 0 : n)) rc = -1;
+  void *arena = rc ? NULL : aligned_alloc(64, asize);
+  if (!rc && !arena) rc = (snprintf(err, n, "cannot allocate the arena (%zu bytes)", asize), -1);
+  if (arena) rt_poison(arena, asize, IR_F32);
   if (!rc) {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -57,6 +57,9 @@ int rt_build(rt_model *m, const char *cflags, char *err, size_t errlen);
  * symbolic dimensions, their values are read off the inputs' shapes (which
  * must agree) and the outputs' shapes computed from them; dimensions the
  * compiled code refuses (PREFIX_ERR_SHAPE) are an error. */
+/* Fills `bytes` of a buffer the model will write with a poison pattern:
+ * NaN for float dtypes, 0xA5 bytes otherwise (build_run.c says why). */
+void rt_poison(void *buf, size_t bytes, ir_dtype dtype);
 int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *err, size_t errlen);
 void rt_model_free(rt_model *m);
 /* Unloads the shared object and the weights (rt_model_free does it too). */

@@ -51,6 +51,9 @@ int rt_tensor_write(const char *path, const imp_tensor *t, char *err, size_t n) 
   return rc;
 }
 
+/* Floats within atol + rtol|b| (NaN only equal to NaN, infinities exact);
+ * integers and bools exactly, as integers: through a double, 2^53 + 1 would
+ * equal 2^53, and a relative tolerance would let 10000 pass for 10005. */
 bool rt_compare(const imp_tensor *got, const imp_tensor *want, double atol, double rtol, rt_diff *d) {
   memset(d, 0, sizeof *d);
   d->shape_ok = got->dtype == want->dtype && ir_shape_eq(&got->shape, &want->shape);
@@ -58,16 +61,22 @@ bool rt_compare(const imp_tensor *got, const imp_tensor *want, double atol, doub
   int64_t N = ir_shape_numel(&got->shape);
   bool fl = ir_dtype_is_float(got->dtype);
   for (int64_t i = 0; i < N; i++) {
-    double a = fl ? ir_elem_f(got->dtype, got->data, i) : (double)ir_elem_i(got->dtype, got->data, i);
-    double b = fl ? ir_elem_f(want->dtype, want->data, i) : (double)ir_elem_i(want->dtype, want->data, i);
     bool ok;
-    if (isnan(a) || isnan(b)) ok = isnan(a) && isnan(b);
-    else if (isinf(a) || isinf(b)) ok = a == b;
-    else {
-      double e = fabs(a - b);
+    if (!fl) {
+      uint64_t a = (uint64_t)ir_elem_i(got->dtype, got->data, i), b = (uint64_t)ir_elem_i(want->dtype, want->data, i);
+      double e = a == b ? 0 : (double)(a > b ? a - b : b - a);
       if (e > d->max_abs) d->max_abs = e;
-      if (b != 0 && e / fabs(b) > d->max_rel) d->max_rel = e / fabs(b);
-      ok = e <= atol + rtol * fabs(b);
+      ok = a == b;
+    } else {
+      double a = ir_elem_f(got->dtype, got->data, i), b = ir_elem_f(want->dtype, want->data, i);
+      if (isnan(a) || isnan(b)) ok = isnan(a) && isnan(b);
+      else if (isinf(a) || isinf(b)) ok = a == b;
+      else {
+        double e = fabs(a - b);
+        if (e > d->max_abs) d->max_abs = e;
+        if (b != 0 && e / fabs(b) > d->max_rel) d->max_rel = e / fabs(b);
+        ok = e <= atol + rtol * fabs(b);
+      }
     }
     if (!ok) d->mismatches++;
   }

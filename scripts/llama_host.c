@@ -32,9 +32,12 @@ static double now_us(void) {
   return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
+/* Every buffer starts as 0xFF bytes (NaN as a float), never zeros: a cache
+ * row or logit the model failed to write shows against onnxruntime. */
 static void *xalloc(size_t n) {
   void *p = aligned_alloc(64, (n + 63) / 64 * 64 + 64);
   if (!p) fprintf(stderr, "llama_host: out of memory (%zu bytes)\n", n), exit(1);
+  memset(p, 0xFF, (n + 63) / 64 * 64 + 64);
   return p;
 }
 

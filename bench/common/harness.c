@@ -55,12 +55,19 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-static void *xalloc(size_t n) {
+/* Buffers the model writes (outputs, arena) are filled with 0xFF bytes
+ * (NaN as a float) rather than zeros, so that a kernel which never writes
+ * shows in the check against onnxruntime, as in `run`. */
+static void *xalloc_fill(size_t n, int byte) {
   size_t r = (n + 63) / 64 * 64;
   void *p = aligned_alloc(64, r ? r : 64);
   if (!p) { fprintf(stderr, "harness: out of memory (%zu bytes)\n", n); exit(1); }
-  memset(p, 0, r ? r : 64);
+  memset(p, byte, r ? r : 64);
   return p;
+}
+
+static void *xalloc(size_t n) {
+  return xalloc_fill(n, 0);
 }
 
 static void *read_file(const char *path, size_t *size) {
@@ -152,7 +159,7 @@ int main(int argc, char **argv) {
   if (wsize != (size_t)SYM(_WEIGHTS_SIZE)) { fprintf(stderr, "harness: weights file has %zu bytes, expected %zu\n", wsize, (size_t)SYM(_WEIGHTS_SIZE)); return 1; }
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--in") && i + 1 < argc) { size_t n; inputs[n_in++] = read_file(argv[++i], &n); }
-    else if (!strcmp(argv[i], "--out-bytes") && i + 1 < argc) { out_bytes[n_out] = strtoull(argv[++i], NULL, 10); outputs[n_out] = xalloc(out_bytes[n_out]); n_out++; }
+    else if (!strcmp(argv[i], "--out-bytes") && i + 1 < argc) { out_bytes[n_out] = strtoull(argv[++i], NULL, 10); outputs[n_out] = xalloc_fill(out_bytes[n_out], 0xFF); n_out++; }
     else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--dump") && i + 1 < argc) dump_dir = argv[++i];
@@ -178,9 +185,9 @@ int main(int argc, char **argv) {
 #ifdef HAS_DIMS
   size_t asize = SYM(_arena_size_dims)(dims);
   if (!asize) { fprintf(stderr, "harness: the model refuses these --dims\n"); return 1; }
-  arena = xalloc(asize);
+  arena = xalloc_fill(asize, 0xFF);
 #else
-  arena = xalloc((size_t)SYM(_ARENA_SIZE));
+  arena = xalloc_fill((size_t)SYM(_ARENA_SIZE), 0xFF);
 #endif
   if (do_serve) return serve();
 

@@ -275,6 +275,26 @@ for k in ("k", "v"):
         write_pb("past_%s_%d_7.pb" % (k, layer), np.zeros((1, 2, 7, 16), np.float32), "past_%s_%d" % (k, layer))
 write_pb("past_v_0_8.pb", np.zeros((1, 2, 8, 16), np.float32), "past_v_0")
 
+# run's own checks (tests/CMakeLists.txt, run_*): integers compare exactly
+# (10005 is not 10000 within rtol 1e-3, 2^53 is not 2^53 + 1); outputs whose
+# expected values are all zeros, for a model that never writes them (the
+# outputs are poisoned, not zeroed).
+save("run_i64.onnx", model([h.make_node("Identity", ["x"], ["y"])], [vi("x", I64, (2,))], [vi("y", I64, (2,))]))
+write_pb("run_i64_in.pb", np.array([10000, (1 << 53) + 1], np.int64), "x")
+write_pb("run_i64_want.pb", np.array([10005, 1 << 53], np.int64), "y")
+save("run_zeros_f32.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x", F, (4,))], [vi("y", F, (4,))]))
+write_pb("run_zeros_f32_in.pb", np.array([-1, -2, -3, -4], np.float32), "x")
+write_pb("run_zeros_f32_want.pb", np.zeros(4, np.float32), "y")
+write_pb("run_zeros_i64_in.pb", np.zeros(2, np.int64), "x")
+write_pb("run_zeros_i64_want.pb", np.zeros(2, np.int64), "y")
+# z[N, M] = x[N, 1] + y[1, M] at N = 2^16, M = 2^15: an 8 GiB output that
+# run must refuse before the call (hostile case run_output_8gib, flag "run":
+# the inputs are MODEL_in*.pb).
+save("run_output_8gib.onnx", model([h.make_node("Add", ["x", "y"], ["z"])],
+                                   [vi("x", F, ("N", 1)), vi("y", F, (1, "M"))], [vi("z", F, ("N", "M"))]))
+write_pb("run_output_8gib_in0.pb", np.zeros((1 << 16, 1), np.float32), "x")
+write_pb("run_output_8gib_in1.pb", np.zeros((1, 1 << 15), np.float32), "y")
+
 # ---- importer hardening (issue #12: 3-6, 8-10, 13) ----
 # Einsum: five ellipses on a rank-12 operand (60 label codes for a 16-slot
 # array), one term per operand for 16 operands.

@@ -278,14 +278,42 @@ static void test_compare_float16(void **state) {
   assert_true(rt_compare(&a, &b, 1e-5, 1e-3, &d));
   a.data = &two, b.data = &two;
   assert_true(rt_compare(&a, &b, 1e-5, 1e-3, &d));
-  /* BUG (runtime/tensor_io.c rt_compare + ir/eval.c ir_elem_f): f16 is
-   * read as its raw uint16 bits, so 2.0 vs 2.0098 passes (bits differ by 5,
-   * tolerance 16.4) and -0.0 vs 0.0 fails. */
+  /* read by value, not as raw bits (2.0098 differs from 2.0 by 5 bits,
+   * within a tolerance of 16.4 if the bits were compared) */
   a.data = &two_01;
-  bool wrong_pass = rt_compare(&a, &b, 1e-5, 1e-3, &d);
+  assert_false(rt_compare(&a, &b, 1e-5, 1e-3, &d));
+  assert_float_equal(d.max_abs, 0.009765625, 1e-12);
   a.data = &nzero, b.data = &pzero;
-  bool zero_ok = rt_compare(&a, &b, 1e-5, 1e-3, &d);
-  if (wrong_pass || !zero_ok) skip();
+  assert_true(rt_compare(&a, &b, 1e-5, 1e-3, &d));
+}
+
+/* Integers and bools compare exactly, whatever the tolerances: as doubles
+ * 2^53 + 1 equals 2^53, and rtol 1e-3 lets 10000 pass for 10005. */
+static void test_compare_integers_exact(void **state) {
+  (void)state;
+  int64_t x[2] = {10000, ((int64_t)1 << 53) + 1}, y[2] = {10005, (int64_t)1 << 53};
+  imp_tensor a = {.dtype = IR_I64, .shape = ir_shape_make(1, (int64_t[]){2}), .data = x, .bytes = 16};
+  imp_tensor b = a;
+  b.data = y;
+  rt_diff d;
+  assert_false(rt_compare(&a, &b, 1e-5, 1e-3, &d));
+  assert_int_equal(d.mismatches, 2);
+  assert_float_equal(d.max_abs, 5, 0);
+  y[0] = 10000;
+  assert_false(rt_compare(&a, &b, 1e-5, 1e-3, &d));
+  assert_int_equal(d.mismatches, 1);
+  y[1] = x[1];
+  assert_true(rt_compare(&a, &b, 1e-5, 1e-3, &d));
+  uint64_t u[1] = {UINT64_MAX}, v[1] = {UINT64_MAX - 1};
+  imp_tensor c = {.dtype = IR_U64, .shape = ir_shape_make(1, (int64_t[]){1}), .data = u, .bytes = 8};
+  imp_tensor e = c;
+  e.data = v;
+  assert_false(rt_compare(&c, &e, 1e-5, 1e-3, &d));
+  uint8_t p[2] = {1, 0}, q[2] = {1, 165}; /* 165: the poison byte, never a bool */
+  imp_tensor f = {.dtype = IR_BOOL, .shape = ir_shape_make(1, (int64_t[]){2}), .data = p, .bytes = 2};
+  imp_tensor g = f;
+  g.data = q;
+  assert_false(rt_compare(&f, &g, 1, 1, &d));
 }
 
 int main(void) {
@@ -302,6 +330,7 @@ int main(void) {
       cmocka_unit_test(test_compare_tolerance),
       cmocka_unit_test(test_compare_shape_dtype),
       cmocka_unit_test(test_compare_float16),
+      cmocka_unit_test(test_compare_integers_exact),
   };
   return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
