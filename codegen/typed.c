@@ -32,18 +32,6 @@ static int onnx_dtype(ir_dtype t) {
   }
 }
 
-/* `s` as a C string literal, escaped byte by byte. */
-static void literal(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; s && *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-    else if (ch < 32 || ch > 126 || ch == '?') fprintf(f, "\\%03o", ch); /* '?': no trigraphs */
-    else fputc(ch, f);
-  }
-  fputc('"', f);
-}
-
 typedef struct {
   const char *tag, *fn; /* "IN", "input" */
   int count;
@@ -77,7 +65,7 @@ static void header_macros(FILE *h, const sched_program *p, const char *N, bool o
   const ir_node *x = io_node(p, out, i);
   const char *T = out ? "OUT" : "IN";
   fprintf(h, "#define %s_%s%d_NAME ", N, T, i);
-  literal(h, io_name(p, out, i));
+  cg_ftext(h, io_name(p, out, i), true);
   fprintf(h, "\n#define %s_%s%d_DTYPE %d /* %s */\n", N, T, i, onnx_dtype(x->dtype), ir_dtype_name(x->dtype));
   fprintf(h, "#define %s_%s%d_CTYPE %s\n#define %s_%s%d_RANK %d\n", N, T, i, cg_ctype(x->dtype), N, T, i,
           x->shape.rank);
@@ -141,10 +129,12 @@ static void shape_cases(FILE *c, const sched_program *p, bool out) {
     const ir_shape *s = &io_node(p, out, i)->shape;
     fprintf(c, "  case %d:\n", i);
     for (int k = 0; k < s->rank; k++) {
-      char d[1024];
-      if (ir_dim_is_sym(s->d[k])) ir_dim_to_c(s->d[k], d, sizeof d);
-      else snprintf(d, sizeof d, "%lld", (long long)s->d[k]);
-      fprintf(c, "    shape[%d] = %s;\n", k, d);
+      cg_buf d = {0};
+      cg_printf(&d, "    shape[%d] = ", k);
+      if (ir_dim_is_sym(s->d[k])) cg_dim(&d, s->d[k], false); /* whole, however long */
+      else cg_printf(&d, "%lld", (long long)s->d[k]);
+      fprintf(c, "%s;\n", d.s);
+      free(d.s);
     }
     fprintf(c, "    return %d;\n", s->rank);
   }
@@ -158,7 +148,7 @@ void cg_typed_source(FILE *c, const sched_program *p, const char *N) {
     int n = o ? ir_output_count(p->g) : ir_input_count(p->g);
     fprintf(c, "static const char *const o2c_%s_names[%d] = {", fn, n + 1);
     for (int i = 0; i < n; i++) {
-      literal(c, io_name(p, o, i));
+      cg_ftext(c, io_name(p, o, i), true);
       fprintf(c, ", ");
       if (io_node(p, o, i)->shape.rank > max_rank) max_rank = io_node(p, o, i)->shape.rank;
     }
