@@ -434,11 +434,66 @@ static int add_frozen(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t 
   return 0;
 }
 
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Graph input names are unique (sorted, then compared with the next). */
+static int unique_inputs(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t n) {
+  const char **names = malloc((gp->n_input + 1) * sizeof *names);
+  if (!names) return ctx_fail(c, err, n, "out of memory for %zu graph inputs", gp->n_input);
+  for (size_t i = 0; i < gp->n_input; i++) {
+    if (!gp->input[i]->name) return free(names), ctx_fail(c, err, n, "graph input %zu has no name", i);
+    names[i] = gp->input[i]->name;
+  }
+  qsort(names, gp->n_input, sizeof *names, cmp_names);
+  int rc = 0;
+  for (size_t i = 0; i + 1 < gp->n_input && !rc; i++)
+    if (!strcmp(names[i], names[i + 1]))
+      rc = ctx_fail(c, err, n, "graph input '%s' is declared twice (value names must be unique)", names[i]);
+  free(names);
+  return rc;
+}
+
+/* A graph input that an initializer (or --freeze) already defines: the
+ * declared element type and dimensions must be the tensor's. */
+static int check_declared(imp_ctx *c, const Onnx__ValueInfoProto *vi, ir_ref r, char *err, size_t n) {
+  const ir_node *x = ir_node_get(c->g, r);
+  const Onnx__TypeProto *tp = vi->type;
+  if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type) return 0;
+  const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+  char want[200], have[200];
+  ir_shape_str(&x->shape, have, sizeof have);
+  if (tt->elem_type && imp_dtype_from_onnx(tt->elem_type) != (int)x->dtype)
+    return ctx_fail(c, err, n, "graph input '%s' is declared with element type %d, its initializer is %s", vi->name,
+                    tt->elem_type, ir_dtype_name(x->dtype));
+  if (!tt->shape) return 0;
+  bool same = tt->shape->n_dim == (size_t)x->shape.rank;
+  for (size_t k = 0; same && k < tt->shape->n_dim; k++)
+    if (tt->shape->dim[k]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+      same = tt->shape->dim[k]->dim_value == x->shape.d[k];
+  if (same) return 0;
+  size_t w = 0;
+  for (size_t k = 0; k < tt->shape->n_dim && w + 24 < sizeof want; k++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+      w += (size_t)snprintf(want + w, sizeof want - w, "%s%lld", k ? "," : "[", (long long)d->dim_value);
+    else w += (size_t)snprintf(want + w, sizeof want - w, "%s?", k ? "," : "[");
+  }
+  snprintf(want + w, sizeof want - w, "%s", tt->shape->n_dim ? "]" : "[]");
+  return ctx_fail(c, err, n, "graph input '%s' is declared with another shape (%s) than its initializer %s", vi->name,
+                  want, have);
+}
+
 static int add_inputs(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t n) {
+  if (unique_inputs(c, gp, err, n)) return -1;
   for (size_t i = 0; i < gp->n_input; i++) {
     const Onnx__ValueInfoProto *vi = gp->input[i];
-    if (!vi->name) return ctx_fail(c, err, n, "graph input %zu has no name", i);
-    if (lookup(c, vi->name)) continue; /* an initializer listed as input */
+    value *known = lookup(c, vi->name);
+    if (known) { /* an initializer listed as input (or frozen) */
+      if (check_declared(c, vi, known->ref, err, n)) return -1;
+      continue;
+    }
     const Onnx__TypeProto *tp = vi->type;
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
       return ctx_fail(c, err, n, "graph input '%s' is not a tensor", vi->name);
@@ -605,43 +660,95 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
   return 0;
 }
 
-static bool inputs_ready(imp_ctx *c, const Onnx__NodeProto *np, const char **missing) {
-  for (size_t i = 0; i < np->n_input; i++)
-    if (np->input[i][0] && !lookup(c, np->input[i])) {
-      *missing = np->input[i];
-      return false;
-    }
-  return true;
+/* A binary min-heap of node indices: among the nodes whose inputs are
+ * ready, the one listed first in the file goes first, so a file in
+ * topological order (as ONNX asks) is lowered exactly in its own order. */
+static void heap_push(size_t *h, size_t *n, size_t v) {
+  size_t i = (*n)++;
+  for (; i && h[(i - 1) / 2] > v; i = (i - 1) / 2) h[i] = h[(i - 1) / 2];
+  h[i] = v;
 }
 
-/* Lowers the nodes in dependency order (ONNX asks for topological order;
- * tolerate any order, and name what is missing on a cycle). */
-static int lower_nodes(imp_ctx *c, const Onnx__GraphProto *gp, int opset, char *err, size_t n) {
-  char *done = calloc(gp->n_node + 1, 1);
-  if (!done) abort();
-  size_t left = gp->n_node;
-  int rc = 0;
-  while (left && !rc) {
-    size_t before = left;
-    for (size_t i = 0; i < gp->n_node && !rc; i++) {
-      const char *missing;
-      if (done[i] || !inputs_ready(c, gp->node[i], &missing)) continue;
-      rc = lower_node(c, gp->node[i], opset, err, n);
-      done[i] = 1;
-      left--;
-    }
-    if (left == before && !rc) {
-      for (size_t i = 0; i < gp->n_node; i++) {
-        const char *missing;
-        if (done[i] || inputs_ready(c, gp->node[i], &missing)) continue;
-        const Onnx__NodeProto *np = gp->node[i];
-        rc = (snprintf(err, n, "%s: node '%s' (%s): input '%s' is never defined (or the graph has a cycle)", c->path,
-                      np->name && np->name[0] ? np->name : "?", np->op_type ? np->op_type : "?", missing), -1);
-        break;
-      }
-    }
+static size_t heap_pop(size_t *h, size_t *n) {
+  size_t top = h[0], v = h[--*n], i = 0;
+  for (;;) {
+    size_t k = 2 * i + 1;
+    if (k >= *n) break;
+    if (k + 1 < *n && h[k + 1] < h[k]) k++;
+    if (h[k] >= v) break;
+    h[i] = h[k], i = k;
   }
-  free(done);
+  h[i] = v;
+  return top;
+}
+
+/* Lowers the nodes in dependency order (Kahn's algorithm over value names:
+ * O(inputs log nodes), whatever the order of the file), and names what is
+ * missing when some node never becomes ready (undefined input or cycle).
+ * The producer of a name is looked up in a map from value names to the
+ * first node that outputs it; a second producer fails in lower_node. */
+static int lower_nodes(imp_ctx *c, const Onnx__GraphProto *gp, int opset, char *err, size_t n) {
+  size_t nn = gp->n_node, nedges = 0;
+  imp_ctx prod = {0}; /* value name -> producing node index (as ir_ref) */
+  for (size_t i = nn; i-- > 0;)
+    for (size_t k = 0; k < gp->node[i]->n_output; k++)
+      if (gp->node[i]->output[k][0] && !lookup(c, gp->node[i]->output[k]))
+        define(&prod, gp->node[i]->output[k], (ir_ref)i); /* reversed: the first producer wins */
+  for (size_t i = 0; i < nn; i++) nedges += gp->node[i]->n_input;
+  size_t *indeg = calloc(nn + 1, sizeof *indeg), *first = calloc(nn + 2, sizeof *first);
+  size_t *edges = malloc((nedges + 1) * sizeof *edges), *heap = malloc((nn + 1) * sizeof *heap), nheap = 0;
+  int rc = 0;
+  if (!indeg || !first || !edges || !heap || (nn && nn > (size_t)INT32_MAX)) {
+    rc = ctx_fail(c, err, n, "out of memory ordering %zu nodes", nn);
+    goto done;
+  }
+  /* edges producer -> consumer, grouped by producer (counting sort) */
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < nn; i++)
+      for (size_t k = 0; k < gp->node[i]->n_input; k++) {
+        const char *in = gp->node[i]->input[k];
+        value *v = in[0] && !lookup(c, in) ? lookup(&prod, in) : NULL;
+        if (!v) continue;
+        if (pass == 0) first[v->ref + 1]++, indeg[i]++;
+        else edges[first[v->ref]++] = i;
+      }
+    if (pass == 0)
+      for (size_t i = 0; i < nn; i++) first[i + 1] += first[i];
+    else
+      for (size_t i = nn; i > 0; i--) first[i] = first[i - 1];
+    if (pass == 1) first[0] = 0;
+  }
+  for (size_t i = 0; i < nn; i++)
+    if (!indeg[i]) heap_push(heap, &nheap, i);
+  size_t lowered = 0;
+  while (nheap && !rc) {
+    size_t i = heap_pop(heap, &nheap);
+    const char *missing = NULL;
+    for (size_t k = 0; k < gp->node[i]->n_input && !missing; k++)
+      if (gp->node[i]->input[k][0] && !lookup(c, gp->node[i]->input[k])) missing = gp->node[i]->input[k];
+    if (missing) continue; /* an input nobody produces: reported below */
+    rc = lower_node(c, gp->node[i], opset, err, n);
+    lowered++;
+    for (size_t e = first[i]; e < first[i + 1] && !rc; e++)
+      if (--indeg[edges[e]] == 0) heap_push(heap, &nheap, edges[e]);
+  }
+  if (!rc && lowered < nn) {
+    /* the first node (in file order) that was not lowered, and its input
+     * that is not defined: never produced, or produced inside a cycle */
+    for (size_t i = 0; i < nn && !rc; i++)
+      for (size_t k = 0; k < gp->node[i]->n_input && !rc; k++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if (!np->input[k][0] || lookup(c, np->input[k])) continue;
+        rc = (snprintf(err, n, "%s: node '%s' (%s): input '%s' is never defined (or the graph has a cycle)", c->path,
+                       np->name && np->name[0] ? np->name : "?", np->op_type ? np->op_type : "?", np->input[k]), -1);
+      }
+  }
+done:
+  free(prod.values);
+  free(indeg);
+  free(first);
+  free(edges);
+  free(heap);
   return rc;
 }
 
@@ -695,7 +802,9 @@ static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t
   int64_t version = -1;
   for (size_t i = 0; i < m->n_opset_import; i++) {
     const Onnx__OperatorSetIdProto *o = m->opset_import[i];
-    if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx")) version = o->version;
+    if (o->domain && o->domain[0] && strcmp(o->domain, "ai.onnx")) continue;
+    if (version >= 0) return ctx_fail(c, err, n, "the model imports the default-domain opset twice");
+    version = o->version < 0 ? 0 : o->version;
   }
   if (version < 0 && !m->n_opset_import) version = 1;
   if (version < 1) return ctx_fail(c, err, n, "the model imports no default-domain opset");
@@ -802,7 +911,9 @@ int imp_load(const char *path, const imp_options *o, ir_graph **out, char *err, 
   if (slash) *slash = 0;
   else strcpy(c.dir, ".");
   c.g = ir_graph_new();
+  ir_set_budget(c.g, imp_mem_limit()); /* while the model is built; the passes after are proportional */
   int rc = import_model(&c, m, err, errlen);
+  ir_set_budget(c.g, 0);
   onnx__model_proto__free_unpacked(m, NULL);
   free(c.values);
   free(c.dir);

@@ -120,15 +120,18 @@ static int lower_depth_to_space(imp_node *n) {
   ir_shape s = shape_of(n, x);
   int64_t b = imp_attr_i(n, "blocksize", 0);
   const char *mode = imp_attr_s(n, "mode", "DCR");
-  if (s.rank != 4 || b < 1 || s.d[1] % (b * b)) return imp_fail(n, "needs rank 4 and C divisible by blocksize^2");
-  int64_t N = s.d[0], C = s.d[1] / (b * b), H = s.d[2], W = s.d[3];
+  int64_t bb, Hb, Wb;
+  if (s.rank != 4 || b < 1 || ir_mul_ov(b, b, &bb) || s.d[1] % bb)
+    return imp_fail(n, "needs rank 4 and C divisible by blocksize^2");
+  int64_t N = s.d[0], C = s.d[1] / bb, H = s.d[2], W = s.d[3];
+  if (ir_mul_ov(H, b, &Hb) || ir_mul_ov(W, b, &Wb)) return imp_fail(n, "output size overflows");
   bool crd = !strcmp(mode, "CRD");
   if (!crd && strcmp(mode, "DCR")) return imp_fail(n, "mode '%s' is not supported", mode);
   int64_t d6[6] = {N, b, b, C, H, W}, c6[6] = {N, C, b, b, H, W};
   int pd[6] = {0, 3, 4, 1, 5, 2}, pc[6] = {0, 1, 4, 2, 5, 3};
   ir_ref r = ir_view_reshape(g, x, ir_shape_make(6, crd ? c6 : d6));
   r = ir_view_permute(g, r, crd ? pc : pd);
-  int64_t o[4] = {N, C, H * b, W * b};
+  int64_t o[4] = {N, C, Hb, Wb};
   return imp_set_out(n, 0, ir_view_reshape(g, r, ir_shape_make(4, o)));
 }
 
@@ -159,6 +162,8 @@ static int lower_lrn(imp_node *n) {
   int64_t size = imp_attr_i(n, "size", 0);
   double alpha = imp_attr_f(n, "alpha", 1e-4), beta = imp_attr_f(n, "beta", 0.75), bias = imp_attr_f(n, "bias", 1.0);
   if (s.rank < 2 || size < 1) return imp_fail(n, "needs rank >= 2 and size >= 1");
+  /* one slice and one ADD per tap: checked against the graph's budget first */
+  if (size > INT64_MAX / 2 || ir_reserve(g, 2 * size)) return -1;
   int64_t C = s.d[1], before = (size - 1) / 2, after = size - 1 - before;
   ir_ref sq = ir_binary(g, IR_MUL, x, x);
   int64_t pb[IR_MAX_RANK] = {0}, pa[IR_MAX_RANK] = {0};

@@ -197,6 +197,11 @@ static int lower_eye_like(imp_node *n) {
   int t = imp_has_attr(n, "dtype") ? dtype_attr(n, "dtype", imp_attr_i(n, "dtype", 0)) : (int)imp_dtype(n, x);
   if (t < 0 || !input_dtype_ok(n, x)) return -1;
   int64_t k = imp_attr_i(n, "k", 0), coef[2] = {-1, 1};
+  /* past either edge the result is all zeros: clamped (to the size, or to
+   * the largest a symbol may take), so -k cannot overflow */
+  int64_t rows = ir_dim_is_sym(s->d[0]) ? IR_DIM_SYM_MAX : s->d[0];
+  int64_t cols = ir_dim_is_sym(s->d[1]) ? IR_DIM_SYM_MAX : s->d[1];
+  k = k < -rows ? -rows : k > cols ? cols : k;
   ir_graph *g = n->g;
   ir_ref diag = ir_eq(g, ir_index(g, *s, coef, -k), ir_scalar(g, IR_I64, 0));
   return imp_set_out(n, 0, ir_cast(g, diag, (ir_dtype)t));

@@ -46,25 +46,36 @@ static int window_init(imp_node *n, window *w, const ir_shape *xs, const int64_t
   int c = imp_attr_ints(n, "pads", pads, 2 * MAX_SP);
   if (c >= 0 && c != 2 * nsp) return imp_fail(n, "attribute pads has %d values, expected %d", c, 2 * nsp);
   const char *ap = imp_attr_s(n, "auto_pad", "NOTSET");
+  int64_t taps = 1;
   for (int i = 0; i < nsp; i++) {
     if (w->k[i] < 1 || w->s[i] < 1 || w->d[i] < 1)
       return imp_fail(n, "kernel, strides and dilations must be positive");
-    int64_t span = (w->k[i] - 1) * w->d[i] + 1, L = w->in[i];
+    /* every size below comes from attributes: checked (ir_*_ov) */
+    int64_t span, L = w->in[i], room, t;
+    if (ir_mul_ov(w->k[i] - 1, w->d[i], &span) || ir_add_ov(span, 1, &span) || ir_mul_ov(taps, w->k[i], &taps))
+      return imp_fail(n, "kernel_shape and dilations overflow on axis %d", i + 2);
     if (!strcmp(ap, "NOTSET")) {
       w->pb[i] = pads[i], w->pe[i] = pads[i + nsp];
       if (w->pb[i] < 0 || w->pe[i] < 0) return imp_fail(n, "negative pads are not supported");
-      int64_t room = L + w->pb[i] + w->pe[i] - span;
+      if (ir_add_ov(L, w->pb[i], &room) || ir_add_ov(room, w->pe[i], &room))
+        return imp_fail(n, "pads overflow on axis %d", i + 2);
+      room -= span;
       if (room < 0) return imp_fail(n, "kernel larger than the padded input on axis %d", i + 2);
-      w->out[i] = (ceil_mode ? (room + w->s[i] - 1) / w->s[i] : room / w->s[i]) + 1;
-      /* ceil_mode: a last window that starts in the end padding is dropped */
+      /* ceil(room / s) as room / s plus one when there is a remainder */
+      w->out[i] = room / w->s[i] + (ceil_mode && room % w->s[i]) + 1;
+      /* ceil_mode: a last window that starts in the end padding is dropped
+       * ((out - 1) * s <= room fits, room < L + pb + pe) */
       if (ceil_mode && (w->out[i] - 1) * w->s[i] >= L + w->pb[i]) w->out[i]--;
     } else if (!strcmp(ap, "VALID")) {
       w->pb[i] = w->pe[i] = 0;
       if (L < span) return imp_fail(n, "kernel larger than the input on axis %d", i + 2);
       w->out[i] = (L - span) / w->s[i] + 1;
     } else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
-      w->out[i] = (L + w->s[i] - 1) / w->s[i];
-      int64_t total = (w->out[i] - 1) * w->s[i] + span - L;
+      w->out[i] = L / w->s[i] + (L % w->s[i] != 0);
+      int64_t total;
+      if (ir_mul_ov(w->out[i] > 0 ? w->out[i] - 1 : 0, w->s[i], &total) || ir_add_ov(total, span, &total))
+        return imp_fail(n, "strides and kernel overflow on axis %d", i + 2);
+      total -= L;
       if (total < 0) total = 0;
       int64_t small = total / 2;
       w->pb[i] = !strcmp(ap, "SAME_UPPER") ? small : total - small;
@@ -72,10 +83,16 @@ static int window_init(imp_node *n, window *w, const ir_shape *xs, const int64_t
     } else {
       return imp_fail(n, "auto_pad=%s is not supported", ap);
     }
-    int64_t need = (w->out[i] - 1) * w->s[i] + span - (L + w->pb[i] + w->pe[i]);
-    if (need > 0) w->extra[i] = need;
     if (w->out[i] < 1) return imp_fail(n, "empty output on axis %d", i + 2);
+    int64_t need;
+    if (ir_mul_ov(w->out[i] - 1, w->s[i], &need) || ir_add_ov(need, span, &need) ||
+        ir_add_ov(w->pb[i], w->pe[i], &t) || ir_add_ov(L, t, &t))
+      return imp_fail(n, "window sizes overflow on axis %d", i + 2);
+    if (need > t) w->extra[i] = need - t;
   }
+  /* one tap makes at most 4 nodes (Conv: two slices, MUL, ADD): checked
+   * against the graph's budget before any is built */
+  if (ir_mul_ov(taps, 4, &taps) || ir_reserve(n->g, taps)) return -1;
   return 0;
 }
 

@@ -250,15 +250,20 @@ static int conv_geom(imp_node *n, cgeom *c, int nsp, const int64_t *L, const int
   const char *ap = imp_attr_s(n, "auto_pad", "NOTSET");
   for (int i = 0; i < nsp; i++) {
     c->k[i] = k[i];
-    if (c->s[i] < 1 || c->d[i] < 1) return imp_fail(n, "strides and dilations must be positive");
-    int64_t span = (k[i] - 1) * c->d[i] + 1;
+    if (c->s[i] < 1 || c->d[i] < 1 || k[i] < 1) return imp_fail(n, "kernel, strides and dilations must be positive");
+    int64_t span;
+    if (ir_mul_ov(k[i] - 1, c->d[i], &span) || ir_add_ov(span, 1, &span))
+      return imp_fail(n, "kernel and dilations overflow on axis %d", i + 2);
     if (!strcmp(ap, "NOTSET")) {
       c->pb[i] = pads[i], c->pe[i] = pads[i + nsp];
+      if (c->pb[i] < 0 || c->pe[i] < 0) return imp_fail(n, "negative pads are not supported");
     } else if (!strcmp(ap, "VALID")) {
       c->pb[i] = c->pe[i] = 0;
     } else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
-      int64_t out = (L[i] + c->s[i] - 1) / c->s[i];
-      int64_t total = (out - 1) * c->s[i] + span - L[i];
+      int64_t out = L[i] / c->s[i] + (L[i] % c->s[i] != 0), total;
+      if (ir_mul_ov(out > 0 ? out - 1 : 0, c->s[i], &total) || ir_add_ov(total, span, &total))
+        return imp_fail(n, "strides and kernel overflow on axis %d", i + 2);
+      total -= L[i];
       if (total < 0) total = 0;
       c->pb[i] = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
       c->pe[i] = total - c->pb[i];
@@ -287,15 +292,21 @@ static ir_ref conv_core(imp_node *n, ir_ref x, ir_ref w, const cgeom *c) {
   int64_t out[NSP_MAX];
   for (int i = 0; i < nsp; i++) {
     xr.d[4 + i] = xs.d[2 + i], wr.d[4 + i] = c->k[i];
-    int64_t room = xs.d[2 + i] + c->pb[i] + c->pe[i] - ((c->k[i] - 1) * c->d[i] + 1);
+    int64_t room, span = (c->k[i] - 1) * c->d[i] + 1; /* checked by conv_geom */
+    if (ir_add_ov(xs.d[2 + i], c->pb[i], &room) || ir_add_ov(room, c->pe[i], &room))
+      return imp_fail(n, "pads overflow"), IR_NONE;
+    room -= span;
     if (room < 0) return imp_fail(n, "kernel larger than the padded input"), IR_NONE;
     out[i] = room / c->s[i] + 1;
   }
   ir_ref xp = ir_view_reshape(g, x, xr);
   for (int i = 0; i < nsp; i++) xp = pad_crop(g, xp, 4 + i, c->pb[i], c->pe[i]);
   ir_ref w5 = ir_view_reshape(g, w, wr);
-  int64_t taps = 1;
-  for (int i = 0; i < nsp; i++) taps *= c->k[i];
+  int64_t taps = 1, cost;
+  for (int i = 0; i < nsp; i++)
+    if (ir_mul_ov(taps, c->k[i], &taps)) return imp_fail(n, "kernel too large"), IR_NONE;
+  /* four nodes per tap, checked against the graph's budget before building */
+  if (ir_mul_ov(taps, 4, &cost) || ir_reserve(g, cost)) return IR_NONE;
   ir_ref acc = IR_NONE;
   for (int64_t t = 0; t < taps; t++) {
     int64_t kidx[NSP_MAX], r = t;
@@ -447,8 +458,11 @@ static int lower_convtranspose(imp_node *n) {
   }
   for (int i = 0; i < nsp; i++) {
     if (!has_os && !same) continue;
-    int64_t target = has_os ? os[i] : L[i] * c.s[i];
-    int64_t total = c.s[i] * (L[i] - 1) + op[i] + (k[i] - 1) * c.d[i] + 1 - target;
+    int64_t target, total, span = (k[i] - 1) * c.d[i] + 1; /* checked by conv_geom */
+    if ((has_os ? (target = os[i], false) : ir_mul_ov(L[i], c.s[i], &target)) ||
+        ir_mul_ov(c.s[i], L[i] - 1, &total) || ir_add_ov(total, op[i], &total) || ir_add_ov(total, span, &total) ||
+        ir_sub_ov(total, target, &total))
+      return imp_fail(n, "output size overflows on axis %d", i + 2);
     int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor */
     if (!strcmp(ap, "SAME_UPPER")) c.pb[i] = half, c.pe[i] = total - half;
     else c.pb[i] = total - half, c.pe[i] = half;
@@ -469,6 +483,12 @@ static int lower_convtranspose(imp_node *n) {
   ir_ref xd = x;
   cgeom cc = c;
   for (int i = 0; i < nsp; i++) {
+    /* bounds that keep the paddings below from overflowing; past them
+     * the output would be empty anyway */
+    int64_t lim, span = (k[i] - 1) * c.d[i] + 1;
+    if (op[i] < 0 || ir_mul_ov(L[i], c.s[i], &lim) || ir_add_ov(lim, span, &lim) || op[i] > lim ||
+        c.pb[i] < -lim || c.pe[i] < -lim || c.pb[i] > lim || c.pe[i] > lim)
+      return imp_fail(n, "output_padding, pads or strides out of range on axis %d", i + 2);
     xd = dilate_axis(g, xd, 2 + i, c.s[i]);
     int64_t full = (k[i] - 1) * c.d[i];
     cc.s[i] = 1;
@@ -515,7 +535,13 @@ static int lower_maxunpool(imp_node *n) {
       ints_attr(n, "pads", 2 * nsp, pads, 0))
     return -1;
   ir_shape out = {.rank = xs.rank, .d = {xs.d[0], xs.d[1]}};
-  for (int i = 0; i < nsp; i++) out.d[2 + i] = (xs.d[2 + i] - 1) * s[i] - pads[i] - pads[i + nsp] + k[i];
+  for (int i = 0; i < nsp; i++) {
+    int64_t o;
+    if (xs.d[2 + i] < 1 || ir_mul_ov(xs.d[2 + i] - 1, s[i], &o) || ir_sub_ov(o, pads[i], &o) ||
+        ir_sub_ov(o, pads[i + nsp], &o) || ir_add_ov(o, k[i], &o))
+      return imp_fail(n, "output size overflows on axis %d", i + 2);
+    out.d[2 + i] = o;
+  }
   ir_shape dflt = out;
   if (imp_has_in(n, 2)) {
     int64_t v[IR_MAX_RANK];
@@ -524,8 +550,10 @@ static int lower_maxunpool(imp_node *n) {
     if (cnt != xs.rank) return imp_fail(n, "output_shape has %d values, expected %d", cnt, xs.rank);
     for (int i = 0; i < xs.rank; i++) out.d[i] = v[i];
   }
-  int64_t NC = xs.d[0] * xs.d[1], hin = 1, hout = 1;
-  for (int i = 0; i < nsp; i++) hin *= xs.d[2 + i], hout *= out.d[2 + i];
+  int64_t NC, hin = 1, hout = 1;
+  bool ov = ir_mul_ov(xs.d[0], xs.d[1], &NC);
+  for (int i = 0; i < nsp; i++) ov |= ir_mul_ov(hin, xs.d[2 + i], &hin) || ir_mul_ov(hout, out.d[2 + i], &hout);
+  if (ov || hout < 0) return imp_fail(n, "output_shape overflows");
   ir_shape r = {.rank = 3, .d = {NC, 1, hin}};
   ir_ref xr = ir_view_reshape(g, x, r);
   ir_ref ir = ir_view_reshape(g, remap_indices(g, ir_cast(g, idx, IR_I64), &dflt, &out), r);

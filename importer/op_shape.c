@@ -217,11 +217,14 @@ static void clamp_slice(int64_t d, int64_t s, int64_t e, int64_t step, int64_t *
   if (step > 0) {
     s = s < 0 ? 0 : s > d ? d : s;
     e = e < 0 ? 0 : e > d ? d : e;
-    *len = e > s ? (e - s + step - 1) / step : 0;
+    /* ceil((e - s) / step) without forming e - s + step - 1, which
+     * overflows for a step near INT64_MAX (ONNX: one element) */
+    *len = e > s ? (int64_t)((uint64_t)(e - s - 1) / (uint64_t)step) + 1 : 0;
   } else {
     s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
     e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
-    *len = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+    /* |step| as unsigned: -INT64_MIN does not fit an int64 */
+    *len = s > e ? (int64_t)((uint64_t)(s - e - 1) / (0 - (uint64_t)step)) + 1 : 0;
   }
   *start = *len ? s : 0;
 }
@@ -312,7 +315,7 @@ static int split_sizes(imp_node *n, int64_t d, int64_t *sizes, int max) {
     int64_t sum = 0;
     for (int i = 0; i < cnt; i++) {
       if (sizes[i] < 0) return imp_fail(n, "negative split size");
-      sum += sizes[i];
+      if (ir_add_ov(sum, sizes[i], &sum)) return imp_fail(n, "split sizes overflow");
     }
     if (sum != d) return imp_fail(n, "split sizes add up to %lld, not %lld", (long long)sum, (long long)d);
     return cnt;

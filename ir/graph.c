@@ -37,10 +37,37 @@ void ir_own(ir_graph *g, void *p) {
   g->blocks[g->nblocks++] = p;
 }
 
+void ir_set_budget(ir_graph *g, size_t bytes) {
+  g->budget = bytes;
+}
+
+/* Counts `bytes` more against the budget; past it, the sticky error. The
+ * node or block is still made (callers need a valid result), and every
+ * later builder call returns IR_NONE: growth stops at once. */
+static void spend(ir_graph *g, size_t bytes) {
+  g->used += bytes;
+  if (g->budget && (g->used > g->budget || g->nnodes >= IR_MAX_NODES))
+    ir_fail(g, "the graph needs more than the memory limit (%zu bytes, at most %d nodes; see --max-memory)",
+            g->budget, IR_MAX_NODES);
+}
+
+int ir_reserve(ir_graph *g, int64_t nodes) {
+  if (g->failed || !g->budget) return g->failed ? -1 : 0;
+  int64_t bytes;
+  size_t left = g->budget - (g->used < g->budget ? g->used : g->budget);
+  if (nodes < 0 || nodes > IR_MAX_NODES - g->nnodes || ir_mul_ov(nodes, (int64_t)sizeof(ir_node), &bytes) ||
+      (uint64_t)bytes > left)
+    return ir_fail(g, "building this needs %lld more graph nodes, more than the memory limit allows (%zu bytes, "
+                      "at most %d nodes; see --max-memory)",
+                   (long long)nodes, g->budget, IR_MAX_NODES);
+  return 0;
+}
+
 void *ir_alloc(ir_graph *g, size_t n) {
   void *p = calloc(1, n ? n : 1);
   IR_ASSERT(p);
   ir_own(g, p);
+  spend(g, n);
   return p;
 }
 
@@ -96,6 +123,8 @@ void ir_set_label(ir_graph *g, const char *label) {
 }
 
 ir_ref ir_add_node(ir_graph *g, const ir_node *n) {
+  IR_ASSERT(g->nnodes < INT32_MAX);
+  spend(g, sizeof *n);
   if (g->nnodes == g->cap) {
     g->cap = g->cap ? 2 * g->cap : 256;
     g->nodes = realloc(g->nodes, (size_t)g->cap * sizeof *g->nodes);
@@ -237,7 +266,9 @@ int64_t ir_shape_numel(const ir_shape *s) {
     for (int i = 0; i < s->rank; i++) n = ir_dim_mul(n, s->d[i]);
     return n;
   }
-  for (int i = 0; i < s->rank; i++) n *= s->d[i];
+  /* saturates: a size past INT64_MAX is refused by whoever compares it */
+  for (int i = 0; i < s->rank; i++)
+    if (ir_mul_ov(n, s->d[i], &n)) return INT64_MAX;
   return n;
 }
 

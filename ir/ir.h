@@ -148,6 +148,29 @@ ir_ref ir_input_ref(const ir_graph *g, int i);
 /* Replace every use of `from` (sources and outputs) by `to`. */
 void ir_replace_uses(ir_graph *g, ir_ref from, ir_ref to);
 
+/* Checked int64 arithmetic for every size, count and offset computed from
+ * a model (attributes, shapes, constant inputs): true when the exact result
+ * does not fit (then *r is unspecified and must not be used). */
+static inline bool ir_add_ov(int64_t a, int64_t b, int64_t *r) {
+  return __builtin_add_overflow(a, b, r);
+}
+static inline bool ir_sub_ov(int64_t a, int64_t b, int64_t *r) {
+  return __builtin_sub_overflow(a, b, r);
+}
+static inline bool ir_mul_ov(int64_t a, int64_t b, int64_t *r) {
+  return __builtin_mul_overflow(a, b, r);
+}
+
+/* The graph's budget: the bytes its nodes and owned blocks may take, and
+ * at most IR_MAX_NODES nodes (0: no bound; the importer bounds the graph
+ * while it builds it). Past it, building fails with a sticky error naming
+ * the limit instead of growing until the machine runs out. ir_reserve
+ * checks BEFORE an expansion (one node per kernel tap...) that `nodes` more
+ * nodes fit. Real models lower to well under a million nodes. */
+#define IR_MAX_NODES (1 << 22)
+void ir_set_budget(ir_graph *g, size_t bytes);
+int ir_reserve(ir_graph *g, int64_t nodes);
+
 /* Dtypes and shapes. */
 size_t ir_dtype_size(ir_dtype t);
 const char *ir_dtype_name(ir_dtype t);

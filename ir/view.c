@@ -243,22 +243,26 @@ ir_ref ir_view_slice(ir_graph *g, ir_ref a, const int64_t *start, const int64_t 
   o = v;
   for (int i = 0; i < v.shape.rank; i++) {
     bool sym = ir_dim_is_sym(start[i]) || ir_dim_is_sym(len[i]) || ir_dim_is_sym(v.shape.d[i]);
+    /* one element (or none) is read whatever the step: take 1, so a step
+     * near INT64_MAX or INT64_MIN (ONNX allows them) is no overflow */
+    int64_t st = !ir_dim_is_sym(len[i]) && len[i] <= 1 && step[i] ? 1 : step[i];
     if (step[i] == 0 || ir_dim_is_sym(step[i]) ||
         (ir_dim_is_sym(len[i]) ? !nonneg(g, len[i]) : len[i] < 0))
       return ir_fail(g, "invalid slice on axis %d", i), IR_NONE;
-    if (sym && !slice_in_range(g, v.shape.d[i], start[i], step[i], len[i]))
+    if (sym && !slice_in_range(g, v.shape.d[i], start[i], st, len[i]))
       return ir_fail(g,
                      "slice out of range on axis %d (not provable for all values of the symbols)",
                      i),
              IR_NONE;
+    int64_t last = 0;
     if (!sym && len[i] > 0 &&
-        (start[i] < 0 || start[i] >= v.shape.d[i] || start[i] + step[i] * (len[i] - 1) < 0 ||
-         start[i] + step[i] * (len[i] - 1) >= v.shape.d[i]))
+        (start[i] < 0 || start[i] >= v.shape.d[i] || ir_mul_ov(st, len[i] - 1, &last) ||
+         ir_add_ov(start[i], last, &last) || last < 0 || last >= v.shape.d[i]))
       return ir_fail(g, "slice out of range on axis %d", i), IR_NONE;
     o.shape.d[i] = len[i];
     if (len[i]) o.offset = ir_dim_add(o.offset, ir_dim_mul(v.stride[i], start[i]));
-    o.stride[i] = ir_dim_mul(v.stride[i], step[i]);
-    if (!slice_mask(g, &v, i, start[i], step[i], len[i], &o.lo[i], &o.hi[i]))
+    o.stride[i] = ir_dim_mul(v.stride[i], st);
+    if (!slice_mask(g, &v, i, start[i], st, len[i], &o.lo[i], &o.hi[i]))
       return ir_fail(g, "cannot slice padded axis %d with symbolic bounds", i), IR_NONE;
   }
   update_masked(&o);

@@ -214,9 +214,11 @@ nodes = [h.make_node("Relu", ["x" if i == 0 else "t%d" % (i - 1)], ["y" if i == 
          for i in range(N)]
 save("deep_chain.onnx", model(nodes, [vi("x", F, (4,))], [vi("y", F, (4,))]))
 # The same chain, listed in reverse order (the importer's ordering must cope).
-save("deep_chain_reversed.onnx", model(nodes[::-1][:2000][::-1][::-1], [vi("x", F, (4,))], [vi("y", F, (4,))])
-     if False else model(list(reversed(nodes[:2000])) + [h.make_node("Identity", ["t1999"], ["y2"])],
-                         [vi("x", F, (4,))], [vi("y2", F, (4,))]))
+save("deep_chain_reversed.onnx", model(list(reversed(nodes[:2000])) + [h.make_node("Identity", ["t1999"], ["y2"])],
+                                       [vi("x", F, (4,))], [vi("y2", F, (4,))]))
+# All 100000 in reverse order: ordering them must take linear time (the
+# repeated passes over all nodes took minutes; tests/CMakeLists.txt times it).
+save("deep_chain_reversed_100000.onnx", model(nodes[::-1], [vi("x", F, (4,))], [vi("y", F, (4,))]))
 # A deep chain of constants folded at import (eval recursion).
 cn = [h.make_node("Neg", ["c" if i == 0 else "k%d" % (i - 1)], ["k%d" % i]) for i in range(N)]
 cn.append(h.make_node("Add", ["x", "k%d" % (N - 1)], ["y"]))
@@ -402,3 +404,46 @@ tensor_pb("sym_x.pb", xs)
 tensor_pb("sym_i.pb", ks)
 tensor_pb("sym_y.pb", np.maximum(xs, 0) ** 2)
 tensor_pb("sym_j.pb", np.maximum(ks, 1))
+# Accepted silently before: a graph input declared twice, an initializer
+# that contradicts its declared input, two default-domain opset imports.
+save("dup_graph_input.onnx", model([h.make_node("Add", ["x", "x"], ["y"])], [vi("x"), vi("x", F, (5,))], [vi("y")]))
+save("init_input_dtype.onnx", model([h.make_node("Add", ["x", "w"], ["y"])], [vi("x"), vi("w", I64)], [vi("y")],
+                                    [numpy_helper.from_array(np.ones((2, 3), np.float32), "w")]))
+save("init_input_shape.onnx", model([h.make_node("Add", ["x", "w"], ["y"])], [vi("x"), vi("w", F, (2, 3))], [vi("y")],
+                                    [numpy_helper.from_array(np.ones((1, 3), np.float32), "w")]))
+two_opsets = model([h.make_node("Relu", ["x"], ["y"])], [vi("x")], [vi("y")])
+two_opsets.opset_import.extend([h.make_opsetid("ai.onnx", 9)])
+save("two_default_opsets.onnx", two_opsets)
+# Slice with a step of INT64_MAX / INT64_MIN: ONNX gives one element
+# (checked against onnxruntime by hostile_slice_step_* in tests/CMakeLists.txt).
+for nm, st, s0, e0 in (("max", (1 << 63) - 1, 1, 6), ("min", -(1 << 63), 4, -7)):
+    save("slice_step_%s.onnx" % nm, model([h.make_node("Slice", ["x", "s", "e", "a", "p"], ["y"])],
+                                          [vi("x", F, (2, 6))], [vi("y", F, (2, 1))],
+                                          [ints("s", [s0]), ints("e", [e0]), ints("a", [1]), ints("p", [st])]))
+# Sizes from attributes that overflowed int64 (SIGFPE, UBSan reports).
+x4 = vi("x", F, (1, 4, 2, 2))
+save("depthtospace_2pow32.onnx", model([h.make_node("DepthToSpace", ["x"], ["y"], blocksize=1 << 32)], [x4],
+                                       [vi("y", F, ())]))
+save("eyelike_kmin.onnx", model([h.make_node("EyeLike", ["x"], ["y"], k=-(1 << 63))], [vi("x", F, (3, 4))],
+                                [vi("y", F, (3, 4))], opset=9))
+save("maxpool_pads_huge.onnx", model([h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2],
+                                                  pads=[(1 << 62)] * 4)], [x4], [vi("y", F, ())]))
+save("maxpool_dilation_huge.onnx", model([h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3],
+                                                      dilations=[1 << 62, 1])], [x4], [vi("y", F, ())], opset=12))
+save("convinteger_pads_huge.onnx", model([h.make_node("ConvInteger", ["xq", "wq"], ["y"], pads=[(1 << 62)] * 4)],
+                                         [vi("xq", TensorProto.UINT8, (1, 1, 3, 3))], [vi("y", TensorProto.INT32, ())],
+                                         [numpy_helper.from_array(np.ones((1, 1, 2, 2), np.uint8), "wq")], opset=10))
+save("maxunpool_strides_huge.onnx", model([h.make_node("MaxUnpool", ["x", "i"], ["y"], kernel_shape=[2, 2],
+                                                       strides=[1 << 62, 1 << 62])], [x4, vi("i", I64, (1, 4, 2, 2))],
+                                          [vi("y", F, ())], opset=11))
+save("split_overflow.onnx", model([h.make_node("Split", ["x", "s"], ["a", "b"], axis=1)], [vi("x", F, (2, 6))],
+                                  [vi("a"), vi("b")], [ints("s", [(1 << 63) - 1, 7])]))
+save("convtranspose_strides_huge.onnx",
+     model([h.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[1 << 62, 1 << 62])], [x4], [vi("y", F, ())],
+           [numpy_helper.from_array(np.ones((4, 1, 2, 2), np.float32), "w")]))
+# Attributes that expand into one graph node per tap (MaxPool 2^24, LRN
+# 2^40): refused before building, not at 3 GB.
+save("maxpool_kernel_2pow24.onnx", model([h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[1 << 24],
+                                                      pads=[1 << 24, 1 << 24])], [vi("x", F, (1, 1, 4))],
+                                         [vi("y", F, ())]))
+save("lrn_size_huge.onnx", model([h.make_node("LRN", ["x"], ["y"], size=1 << 40)], [x4], [vi("y", F, ())]))
