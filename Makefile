@@ -51,9 +51,10 @@ demo: deps all
 
 # Performance: machine peaks, Gather/embedding, LLaMA vs onnxruntime-node
 # (bench/README.md), every row (~10 minutes); `make bench BENCH=quick` only
-# tiny and small; ONNX2C_BENCH_MODELS=tiny,small,base128,base1,basedec picks rows.
+# tiny and small; ONNX2C_BENCH_MODELS=tiny,small,base128,base1,basedec picks rows;
+# TARGET=x86-64-v3 compiles and builds for AVX2 (%FMA against the AVX2 peak).
 bench: deps all
-	@BENCH="$(BENCH)" ONNX2C_BENCH_MODELS="$(ONNX2C_BENCH_MODELS)" bench/run.sh $(BUILD)/onnx2c-caten
+	@BENCH="$(BENCH)" ONNX2C_BENCH_MODELS="$(ONNX2C_BENCH_MODELS)" TARGET="$(TARGET)" bench/run.sh $(BUILD)/onnx2c-caten
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -17,6 +17,10 @@ Environment:
   ONNX2C_BENCH_MACHINE 0 skips the peak measurements (uses cached ones)
   ONNX2C              compiler binary (default build/onnx2c-caten)
   CC                  C compiler (default cc)
+  TARGET              --target of the compiler (default native; x86-64-v3 = AVX2,
+                      x86-64-v4 = AVX-512): the generated C is built with the flags
+                      its first lines name (+ -mtune=native for a named x86 level),
+                      and %FMA is against the peak of that ISA
 """
 import csv
 import datetime
@@ -38,7 +42,9 @@ ROOT = os.path.dirname(BENCH)
 WORK = os.path.join(BENCH, 'work')
 ONNX2C = os.path.abspath(os.environ.get('ONNX2C', os.path.join(ROOT, 'build', 'onnx2c-caten')))
 CC = os.environ.get('CC', 'cc')
-CFLAGS = ['-O3', '-march=native', '-fno-math-errno', '-fopenmp-simd', '-DONNX2C_OMP_SIMD']
+TARGET = os.environ.get('TARGET', '') or 'native'
+# the FMA peak is measured with the vector ISA the target builds for
+PEAK_MARCH = '-march=native' if TARGET == 'native' else f'-march={TARGET}'
 PY = '/usr/bin/python3'
 NODE = shutil.which('node') or 'node'
 HARNESS_C = os.path.join(BENCH, 'common', 'harness.c')
@@ -101,19 +107,21 @@ def run(cmd, timeout=None, env=None, cwd=None):
 def machine_peaks(use_cache):
     d = os.path.join(WORK, 'machine')
     os.makedirs(d, exist_ok=True)
-    cache = os.path.join(d, 'peaks.json')
+    cache = os.path.join(d, f'peaks_{TARGET}.json')
     if use_cache and os.path.exists(cache):
         return json.load(open(cache))
-    peaks = {'fma': {}, 'triad': {}}
+    peaks = {'fma': {}, 'triad': {}, 'isa': '?'}
     for src, exe, key, tag in (('fma_peak.c', 'fma_peak', 'fma', 'fma_gflops'),
                                ('stream_triad.c', 'stream_triad', 'triad', 'triad_gbs')):
-        run([CC, '-O2' if key == 'fma' else '-O3', '-march=native', '-fopenmp',
+        run([CC, '-O2' if key == 'fma' else '-O3', PEAK_MARCH if key == 'fma' else '-march=native', '-fopenmp',
              os.path.join(BENCH, 'machine', src), '-o', os.path.join(d, exe)])
         _, out = run([os.path.join(d, exe), '1', '2'], timeout=600)
         for line in out.splitlines():
             f = line.split()
             if f and f[0] == tag:
                 peaks[key][int(f[1])] = float(f[2])
+            elif f and f[0] == 'fma_isa':
+                peaks['isa'] = f[1]
     json.dump(peaks, open(cache, 'w'))
     return peaks
 
@@ -126,15 +134,29 @@ def peak_for(peaks, key, threads):
 # ---------------------------------------------------------------- compile/build
 def compile_model(model, outdir, name, extra=()):
     os.makedirs(outdir, exist_ok=True)
-    dt, _ = run([ONNX2C, model, '-o', outdir, '--name', name, *extra], timeout=3600)
+    dt, _ = run([ONNX2C, model, '-o', outdir, '--name', name, '--target', TARGET, *extra], timeout=3600)
     return dt
+
+
+def build_flags(src):
+    """The flags the generated C names on its 'Build with:' line (the target's,
+    -fopenmp when it was compiled with --threads); a named x86 level is tuned
+    for this machine."""
+    head = open(src).read(4096)
+    m = re.search(r'Build with: ([^\n(*]*)', head)
+    if not m:
+        raise RuntimeError(f'{src}: no "Build with:" line')
+    flags = m.group(1).split()
+    return flags + (['-mtune=native'] if TARGET.startswith('x86-64') else [])
 
 
 def build_harness(outdir, name):
     """cc NAME.c (timed) + harness.c -> outdir/harness_NAME. Returns (cc_s, omp)."""
     src = os.path.join(outdir, name + '.c')
     omp = '#pragma omp' in open(src).read()
-    flags = CFLAGS + (['-fopenmp'] if omp else [])
+    flags = build_flags(src)
+    if omp and '-fopenmp' not in flags:
+        flags.append('-fopenmp')
     obj = os.path.join(outdir, name + '.o')
     dt, _ = run([CC, *flags, '-c', src, '-o', obj], timeout=3600)
     run([CC, *flags, f'-DBENCH_NAME={name}', f'-DBENCH_HDR="{name}.h"', '-I', outdir,
@@ -422,8 +444,9 @@ def fmt(v, p):
     return f'{v:.{p}f}' if isinstance(v, (float, int)) and not isinstance(v, bool) else ('' if v is None else str(v))
 
 
-def table_lines(rows):
-    hdr = f"{'model':<30} {'thr':>3} {'ours ms':>9} {'ort ms':>9} {'ort/ours':>8} {'GFLOP/s':>8} {'%FMA':>6} {'GB/s':>7} {'%BW':>6} {'max|diff|':>9} {'check':>8}"
+def table_lines(rows, isa=''):
+    """%FMA is against the FMA peak of `isa` (avx2, avx512)."""
+    hdr = f"{'model':<30} {'thr':>3} {'ours ms':>9} {'ort ms':>9} {'ort/ours':>8} {'GFLOP/s':>8} {'%FMA ' + isa:>11} {'GB/s':>7} {'%BW':>6} {'max|diff|':>9} {'check':>8}"
     out = [hdr, '-' * len(hdr)]
     for r in rows:
         thr = str(r.get('threads', ''))
@@ -433,7 +456,7 @@ def table_lines(rows):
             out.append(f"{r['model']:<30} {thr:>3} ERROR: {r['error']}")
             continue
         out.append(f"{r['model']:<30} {thr:>3} {fmt(r['ours_ms'], 3):>9} {fmt(r['ort_ms'], 3):>9} {fmt(r['ratio'], 2):>8} "
-                   f"{fmt(r['gflops'], 1):>8} {fmt(r['pct_fma'], 1):>6} {fmt(r.get('gbs'), 1):>7} {fmt(r.get('pct_bw'), 1):>6} {r['maxdiff']:>9.2g} {check_of(r):>8}")
+                   f"{fmt(r['gflops'], 1):>8} {fmt(r['pct_fma'], 1):>11} {fmt(r.get('gbs'), 1):>7} {fmt(r.get('pct_bw'), 1):>6} {r['maxdiff']:>9.2g} {check_of(r):>8}")
     return out
 
 
@@ -551,12 +574,12 @@ def main():
     os.makedirs(WORK, exist_ok=True)
     started = datetime.datetime.now().strftime('%Y-%m-%d %H:%M')
     desc = machine_desc()
-    log(f'== onnx2c-caten bench, {started}\n   {desc}\n   compiler {ONNX2C}; models: {",".join(keys) or "none"}; threads {threads_list}')
+    log(f'== onnx2c-caten bench, {started}\n   {desc}\n   compiler {ONNX2C} --target {TARGET}; models: {",".join(keys) or "none"}; threads {threads_list}')
 
     log('\n== machine peaks')
     peaks = machine_peaks(os.environ.get('ONNX2C_BENCH_MACHINE', '1') == '0')
     for t in sorted(int(k) for k in peaks['fma']):
-        log(f'  {t} thread(s): FMA fp32 peak {peak_for(peaks, "fma", t):.1f} GFLOP/s, STREAM triad {peak_for(peaks, "triad", t):.1f} GB/s')
+        log(f'  {t} thread(s): FMA fp32 peak ({peaks.get("isa", "?")}) {peak_for(peaks, "fma", t):.1f} GFLOP/s, STREAM triad {peak_for(peaks, "triad", t):.1f} GB/s')
 
     rows, compile_log = [], []
     emb = {}
@@ -570,12 +593,12 @@ def main():
         log('\n== cnn')
         bench_cnn([k for k in keys if k in CNN], threads_list, rows, peaks, compile_log)
 
-    lines = table_lines(rows)
+    lines = table_lines(rows, peaks.get('isa', ''))
     log('\n== results (medians; ort/ours > 1 means onnx2c-caten is faster)')
     for l in lines:
         log(l)
     log('  * = generated code has no OpenMP, so ours ran on 1 thread in that row')
-    log('\n== compile times (onnx2c-caten / cc -O3 -march=native of the generated .c)')
+    log(f'\n== compile times (onnx2c-caten --target {TARGET} / cc with the flags the generated .c names)')
     clines = []
     for name, ct, bt, omp in compile_log:
         if ct is None:
@@ -588,7 +611,7 @@ def main():
     how = draw_png(rows, os.path.join(BENCH, 'results.png'))
     log(f'\nwrote bench/results.csv, bench/results.png ({how})')
 
-    peak_lines = [f'- {t} thread(s): FMA fp32 peak {peak_for(peaks, "fma", t):.1f} GFLOP/s, STREAM triad {peak_for(peaks, "triad", t):.1f} GB/s'
+    peak_lines = [f'- {t} thread(s): FMA fp32 peak ({peaks.get("isa", "?")}) {peak_for(peaks, "fma", t):.1f} GFLOP/s, STREAM triad {peak_for(peaks, "triad", t):.1f} GB/s'
                   for t in sorted(int(k) for k in peaks['fma'])]
     emb_lines = []
     for V, r in emb.items():
@@ -599,7 +622,7 @@ def main():
             emb_lines[-1] += f', {2 * 512 * 768 * 4 / (rw * 1e-3) / 1e9:.1f} GB/s vs memcpy {2 * 512 * 768 * 4 / (r["memcpy_ms"] * 1e-3) / 1e9:.1f} GB/s'
     if emb.get(256, {}).get('rewritten') and emb.get(32000, {}).get('rewritten'):
         emb_lines.append(f"- rewritten V=32000 / V=256 time ratio: {emb[32000]['rewritten'] / emb[256]['rewritten']:.2f}")
-    text = '\n'.join([f'Last run: {started} — `ONNX2C_BENCH_MODELS={",".join(keys)}`', '', f'Machine: {desc}', '',
+    text = '\n'.join([f'Last run: {started} — `ONNX2C_BENCH_MODELS={",".join(keys)} TARGET={TARGET}`', '', f'Machine: {desc}', '',
                       *peak_lines, '', 'Embedding (1 thread):', '', *emb_lines, '',
                       '```', *lines, '```', '', 'Compile times:', '', '```', *clines, '```'])
     update_readme(text)
