@@ -29,7 +29,10 @@ static const char usage[] =
     "\n"
     "Symbolic input dimensions (ONNX dim_param: batch, seq...) stay symbols: the\n"
     "generated entry function takes their values as arguments, and run/verify\n"
-    "read them off the input tensors' shapes. --dim pins one instead.\n"
+    "read them off the input tensors' shapes. --dim pins one instead. Where the\n"
+    "model needs a dimension or an input's values fixed (an op without symbolic\n"
+    "support, a shape computed from an input), run and verify take them from\n"
+    "their inputs (one line on stderr says what); compile names them all.\n"
     "\n"
     "options:\n"
     "  -o, --output DIR        output directory (compile, run)\n"
@@ -197,7 +200,9 @@ static int parse(int argc, char **argv, args *a) {
 static int cmd_compile(args *a) {
   char err[2048];
   rt_model *m;
-  if (rt_compile(a->model, a->outdir ? a->outdir : ".", &a->rt, &m, err, sizeof err)) return die(err);
+  rt_spec spec;
+  if (rt_compile_for(a->model, a->outdir ? a->outdir : ".", &a->rt, NULL, NULL, 0, &spec, &m, err, sizeof err))
+    return die(err);
   printf("%s: %d nodes, %d kernels, arena %lld bytes%s, weights %lld bytes -> %s/%s.{c,h,weights}\n", a->model,
          m->nodes, m->p->nkernels, (long long)m->p->arena_size, m->p->symbolic ? " (at the reference point)" : "",
          (long long)m->p->weights_size, m->dir, m->name);
@@ -210,19 +215,33 @@ static void free_tensors(imp_tensor *t, int n) {
   free(t);
 }
 
-/* One line on stderr when the code is specialised to given input values
- * (it then serves those values only): what was fixed. */
-static void note_specialised(const args *a) {
-  if (!a->nfreeze) return;
+/* One line on stderr when the code is specialised to given inputs (it then
+ * serves those only): what was fixed, as the options that would fix it. */
+static void note_specialised(const args *a, const rt_spec *s) {
+  char buf[8192];
+  rt_spec_str(s, buf, sizeof buf);
+  if (!a->nfreeze && !*buf) return;
   fprintf(stderr, "onnx2c-caten: specialised to these inputs:");
   for (int i = 0; i < a->nfreeze; i++) fprintf(stderr, " --freeze %s", a->freeze[i]);
-  fputc('\n', stderr);
+  fprintf(stderr, "%s\n", buf);
 }
 
-/* Compiles and builds `a->model` once (into a temporary directory). */
-static int build_model(args *a, rt_model **m, char *err, size_t n) {
-  if (rt_compile(a->model, NULL, &a->rt, m, err, n)) return -1;
-  note_specialised(a);
+/* Compiles and builds `a->model` (into a temporary directory) for the
+ * input tensors in `files`: what the model needs fixed is specialised to
+ * them (rt_compile_for). */
+static int build_model(args *a, const char *const *files, int nfiles, rt_model **m, rt_spec *spec, char *err,
+                       size_t n) {
+  imp_tensor *ins = calloc((size_t)nfiles + 1, sizeof *ins);
+  if (!ins) abort();
+  int rc = 0;
+  char rerr[1024];
+  for (int i = 0; i < nfiles && !rc; i++) rc = rt_tensor_read(files[i], &ins[i], rerr, sizeof rerr);
+  /* an unreadable input: the compiler's refusal of the model comes first */
+  if (rc && !rt_compile(a->model, NULL, &a->rt, m, err, n)) rt_model_free(*m), *m = NULL, snprintf(err, n, "%s", rerr);
+  if (!rc) rc = rt_compile_for(a->model, NULL, &a->rt, ins, files, nfiles, spec, m, err, n);
+  free_tensors(ins, nfiles);
+  if (rc) return -1;
+  note_specialised(a, spec);
   if (!rt_build(*m, a->cflags ? a->cflags : "-O2", err, n)) return 0;
   rt_model_free(*m);
   *m = NULL;
@@ -284,11 +303,13 @@ static data_set *collect_sets(args *a, int *nsets) {
 
 /* Runs one set: writes the outputs to `outdir` (if any) and compares them
  * with the expected ones; 0, 1 (mismatch) or -1 (error, in err). */
-static int run_set(args *a, rt_model *m, const data_set *d, const char *outdir, char *err, size_t n) {
+static int run_set(args *a, rt_model *m, const rt_spec *spec, const data_set *d, const char *outdir, char *err,
+                   size_t n) {
   imp_tensor *ins = calloc((size_t)d->nin + 1, sizeof *ins), *outs = NULL;
-  int nout = 0, rc = d->dir && !d->nin ? (snprintf(err, n, "%s: no input_0.pb", d->dir), -1) : 0;
-  for (int i = 0; i < d->nin && !rc; i++) rc = rt_tensor_read(d->inputs[i], &ins[i], err, n);
-  if (!rc) rc = run_built(a, m, ins, d->nin, &outs, &nout, err, n);
+  int nout = 0, nin = 0, rc = d->dir && !d->nin ? (snprintf(err, n, "%s: no input_0.pb", d->dir), -1) : 0;
+  for (int i = 0; i < d->nin && !rc; i++) /* frozen inputs are constants now */
+    if (i >= 64 || !(spec->frozen >> i & 1)) rc = rt_tensor_read(d->inputs[i], &ins[nin++], err, n);
+  if (!rc) rc = run_built(a, m, ins, nin, &outs, &nout, err, n);
   if (!rc && outdir) {
     mkdir(outdir, 0777);
     for (int i = 0; i < nout && !rc; i++) {
@@ -318,30 +339,42 @@ static int run_set(args *a, rt_model *m, const data_set *d, const char *outdir, 
       imp_tensor_free(&want);
     }
   }
-  free_tensors(ins, d->nin);
+  free_tensors(ins, nin);
   free_tensors(outs, nout);
   return rc;
 }
 
 /* run: one compile and build, then every data set in turn (an error in one
- * set is reported and the others still run). */
+ * set is reported and the others still run). A model specialised to the
+ * first set's inputs is compiled again for each set. */
 static int cmd_run(args *a) {
   char err[2048];
   int nsets, status = 0;
   data_set *sets = collect_sets(a, &nsets);
   rt_model *m = NULL;
+  rt_spec *spec = calloc(1, sizeof *spec);
+  if (!spec) abort();
   if (!nsets) status = die("run needs inputs: -i FILE... or --data-set DIR");
-  else if (build_model(a, &m, err, sizeof err)) status = die(err);
-  for (int k = 0; m && k < nsets; k++) {
+  for (int k = 0; k < nsets; k++) {
+    bool again = !m || spec->ndims || spec->nfreeze;
+    if (again) rt_model_free(m), m = NULL;
+    if (again && build_model(a, (const char *const *)sets[k].inputs, sets[k].nin, &m, spec, err, sizeof err)) {
+      char msg[4096];
+      if (sets[k].dir) fprintf(stderr, "onnx2c-caten: %s: %s\n", sets[k].dir, shown(err, msg, sizeof msg));
+      else die(err);
+      status = 1;
+      continue;
+    }
     char dir[4300], msg[4096];
     if (a->outdir && nsets > 1) mkdir(a->outdir, 0777), snprintf(dir, sizeof dir, "%s/%d", a->outdir, k);
     else if (a->outdir) snprintf(dir, sizeof dir, "%s", a->outdir);
-    int rc = run_set(a, m, &sets[k], a->outdir ? dir : NULL, err, sizeof err);
+    int rc = run_set(a, m, spec, &sets[k], a->outdir ? dir : NULL, err, sizeof err);
     if (rc < 0 && sets[k].dir) fprintf(stderr, "onnx2c-caten: %s: %s\n", sets[k].dir, shown(err, msg, sizeof msg));
     else if (rc < 0) die(err);
     if (rc) status = 1;
   }
   rt_model_free(m);
+  free(spec);
   for (int k = 0; k < nsets; k++) free_set(&sets[k]);
   free(sets);
   return status;
@@ -352,36 +385,37 @@ static uint64_t rng_next(uint64_t *s) {
   return *s;
 }
 
-/* The values --sym gives the graph's symbols (by symbol id). */
-static int sym_values(args *a, const ir_graph *g, int64_t *vals, char *err, size_t n) {
-  for (int i = 0; i < ir_sym_count(g); i++) {
-    const char *name = ir_dim_sym_name(ir_sym(g, i));
-    size_t len = strlen(name);
-    bool found = false;
-    for (int j = 0; j < a->nsyms && !found; j++) {
-      if (strncmp(a->syms[j], name, len) || a->syms[j][len] != '=') continue;
-      char *end;
-      long long v = strtoll(a->syms[j] + len + 1, &end, 10);
-      if (*end || end == a->syms[j] + len + 1 || v < 0 || v > 1 << 20)
-        return snprintf(err, n, "--sym %s: the value must be a whole number in 0..%d", a->syms[j], 1 << 20), -1;
-      vals[ir_sym(g, i)] = v;
-      found = true;
-    }
-    if (!found)
-      return snprintf(err, n, "verify makes random inputs: give symbol '%s' a value with --sym %s=N (or --dim %s=N to pin it)",
-                      name, name, name), -1;
-  }
-  return 0;
+/* Symbols --sym gave no value (the others are pinned by random_inputs). */
+static int sym_missing(const ir_graph *g, char *err, size_t n) {
+  if (!ir_sym_count(g)) return 0;
+  const char *name = ir_dim_sym_name(ir_sym(g, 0));
+  return snprintf(err, n, "verify makes random inputs: give symbol '%s' a value with --sym %s=N (or --dim %s=N to pin it)",
+                  name, name, name), -1;
 }
 
 /* Random inputs for verify: floats in [-1, 1), integers in [0, 4), booleans. */
 static int random_inputs(args *a, const char *dir, char paths[][4200], int *n, char *err, size_t errlen) {
   ir_graph *g;
-  if (imp_load(a->model, &a->rt.imp, &g, err, errlen)) return -1;
+  /* The inputs' shapes at the --sym values: loaded with those pinned, so a
+   * model that would need them pinned anyway still loads. */
+  const char *dims[2 * MAX_FILES];
+  imp_options o = a->rt.imp;
+  int nd = 0;
+  for (int i = 0; i < a->ndims; i++) dims[nd++] = a->dims[i];
+  for (int i = 0; i < a->nsyms; i++) {
+    char *end;
+    const char *eq = strchr(a->syms[i], '=');
+    long long v = strtoll(eq + 1, &end, 10);
+    if (*end || end == eq + 1 || v < 0 || v > 1 << 20)
+      return snprintf(err, errlen, "--sym %s: the value must be a whole number in 0..%d", a->syms[i], 1 << 20), -1;
+    dims[nd++] = a->syms[i];
+  }
+  o.dims = dims, o.ndims = nd;
+  if (imp_load(a->model, &o, &g, err, errlen)) return -1;
   uint64_t s = 0x9E3779B97F4A7C15ull ^ a->seed;
   int64_t vals[IR_MAX_SYMS] = {0};
   *n = ir_input_count(g) < MAX_FILES ? ir_input_count(g) : MAX_FILES;
-  int rc = sym_values(a, g, vals, err, errlen);
+  int rc = sym_missing(g, err, errlen);
   for (int i = 0; i < *n && !rc; i++) {
     const ir_node *x = ir_node_get(g, ir_input_ref(g, i));
     imp_tensor t = {.name = (char *)x->name, .dtype = x->dtype};
@@ -416,12 +450,16 @@ static int cmd_verify(args *a) {
     for (int i = 0; i < nin; i++) snprintf(paths[i], sizeof paths[i], "%s", a->inputs[i]);
   const char *files[MAX_FILES];
   for (int i = 0; i < nin; i++) files[i] = paths[i];
-  imp_tensor *ins = calloc((size_t)nin + 1, sizeof *ins), *outs = NULL;
-  int nout = 0;
-  for (int i = 0; i < nin && !rc; i++) rc = rt_tensor_read(files[i], &ins[i], err, sizeof err);
+  imp_tensor *ins = calloc((size_t)(nin > 0 ? nin : 0) + 1, sizeof *ins), *outs = NULL;
+  int nout = 0, nrun = 0;
   rt_model *m = NULL;
-  if (!rc) rc = build_model(a, &m, err, sizeof err);
-  if (!rc) rc = run_built(a, m, ins, nin, &outs, &nout, err, sizeof err);
+  rt_spec *spec = calloc(1, sizeof *spec);
+  if (!spec) abort();
+  if (!rc) rc = build_model(a, files, nin, &m, spec, err, sizeof err);
+  for (int i = 0; i < nin && !rc; i++) /* frozen inputs are constants now */
+    if (i >= 64 || !(spec->frozen >> i & 1)) rc = rt_tensor_read(files[i], &ins[nrun++], err, sizeof err);
+  if (!rc) rc = run_built(a, m, ins, nrun, &outs, &nout, err, sizeof err);
+  free(spec);
   rt_model_free(m);
   snprintf(outdir, sizeof outdir, "%s/ort", dir);
   if (!rc) rc = rt_ort_run(a->model, files, nin, outdir, err, sizeof err);
@@ -441,7 +479,7 @@ static int cmd_verify(args *a) {
     remove(p);
     imp_tensor_free(&want);
   }
-  free_tensors(ins, nin);
+  free_tensors(ins, nrun);
   free_tensors(outs, nout);
   if (!a->nin)
     for (int i = 0; i < nin; i++) remove(paths[i]);

@@ -279,7 +279,9 @@ void cg_dims_header(FILE *h, const sched_program *p, const char *N) {
           N, ir_input_count(p->g), N, ir_output_count(p->g), N, (long long)p->weights_size);
   fprintf(h,
           "/* Symbolic dimensions: one compiled model serves every value of them. They are\n"
-          " * the last arguments of %s_run, in this order. */\n#define %s_NUM_DIMS %d\n#define "
+          " * the last arguments of %s_run, in this order. A dimension the model leaves\n"
+          " * unnamed (neither a size nor a name) is named INPUT_dimK: axis K of input\n"
+          " * INPUT. */\n#define %s_NUM_DIMS %d\n#define "
           "%s_DIM_NAMES {",
           N, N, ir_sym_count(p->g), N);
   for (int i = 0; i < ir_sym_count(p->g); i++) {

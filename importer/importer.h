@@ -14,6 +14,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What would lift a refusal: symbols to pin (--dim) and graph inputs whose
+ * values a lowering needs at compile time (--freeze). imp_load fills it when
+ * it fails for want of them, each with where a caller that holds the input
+ * tensors finds the value: `input` counts the graph inputs that are not
+ * initializers (the order of run's -i), `axis` the symbol's axis there. */
+#define IMP_MAX_NEEDS 32
+typedef struct {
+  int nsyms, ninputs;
+  struct {
+    char name[128];
+    int input, axis;
+  } sym[IR_MAX_SYMS];
+  struct {
+    char name[256];
+    int input;
+  } in[IMP_MAX_NEEDS];
+} imp_needs;
+
 typedef struct {
   const char *const *dims; /* "NAME=VALUE": values of symbolic input dimensions */
   int ndims;
@@ -22,6 +40,7 @@ typedef struct {
    * model is specialised: the input disappears from the generated code. */
   const char *const *freeze;
   int nfreeze;
+  imp_needs *needs; /* NULL, or filled (and cleared first) by imp_load */
 } imp_options;
 
 /* Loads the model at `path` into a new graph owned by the caller. On error

@@ -30,6 +30,7 @@ struct imp_ctx {
   bool node_failed;
   size_t const_bytes; /* constant data held by the graph so far */
   bool has_syms;      /* some graph input has a symbolic dimension (not pinned by --dim) */
+  const Onnx__GraphProto *gp;
 };
 
 /* Counts `bytes` more constant data against the memory limit. */
@@ -114,7 +115,11 @@ int imp_fail(imp_node *n, const char *fmt, ...) {
   return -1;
 }
 
+static void need_syms(imp_ctx *c, uint32_t mask);
+static void need_inputs(imp_ctx *c, ir_ref r);
+
 int imp_fail_sym(imp_node *n, int64_t d, const char *what) {
+  if (!n->ctx->node_failed) need_syms(n->ctx, ir_dim_syms(d));
   const char *s = ir_dim_sym_name(ir_dim_first_sym(d));
   return imp_fail(n, "%s: op '%s' does not support symbolic dimensions yet; give '%s' a value with --dim %s=N", what,
                   n->proto->op_type ? n->proto->op_type : "?", s, s);
@@ -246,6 +251,7 @@ ir_ref imp_attr_tensor(imp_node *n, const char *name) {
 static int const_values(imp_node *n, int i, void **data, ir_dtype *t, int max) {
   ir_ref r = imp_in(n, i);
   if (r == IR_NONE) return imp_fail(n, "input %d is missing", i);
+  if (!ir_is_const(n->g, r) && !n->ctx->node_failed) need_inputs(n->ctx, r);
   if (!ir_is_const(n->g, r))
     return imp_fail(n, "input %d ('%s') must be a compile-time constant here", i, n->proto->input[i]);
   const ir_node *x = ir_node_get(n->g, r);
@@ -385,22 +391,108 @@ static int dim_value(imp_ctx *c, const char *param, int64_t *v) {
   return 0;
 }
 
+static bool is_initializer(const Onnx__GraphProto *gp, const char *name) {
+  for (size_t i = 0; i < gp->n_initializer; i++)
+    if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name)) return true;
+  return false;
+}
+
+/* The symbol of dimension k of graph input `vi` (a tensor with a shape):
+ * its dim_param, or for an unknown dimension (neither value nor name, common
+ * in exports) the generated name INPUT_dimK; NULL for a number. */
+static const char *dim_name(const Onnx__ValueInfoProto *vi, size_t k, char *buf, size_t n) {
+  const Onnx__TensorShapeProto__Dimension *d = vi->type->tensor_type->shape->dim[k];
+  if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) return NULL;
+  if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param && d->dim_param[0])
+    return d->dim_param;
+  snprintf(buf, n, "%.100s_dim%zu", vi->name ? vi->name : "input", k);
+  return buf;
+}
+
+static bool tensor_with_shape(const Onnx__ValueInfoProto *vi) {
+  const Onnx__TypeProto *tp = vi->type;
+  return tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type && tp->tensor_type->shape;
+}
+
 /* Does some graph input keep a symbolic dimension? (Decided before the
  * initializers are read: their values are checked against the tag range.) */
 static bool model_has_syms(imp_ctx *c, const Onnx__GraphProto *gp) {
   for (size_t i = 0; i < gp->n_input; i++) {
-    const Onnx__TypeProto *tp = gp->input[i]->type;
-    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type || !tp->tensor_type->shape)
+    if (!tensor_with_shape(gp->input[i]) || (gp->input[i]->name && is_initializer(gp, gp->input[i]->name)))
       continue;
-    const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
-    for (size_t k = 0; k < sh->n_dim; k++) {
+    for (size_t k = 0; k < gp->input[i]->type->tensor_type->shape->n_dim; k++) {
+      char buf[128];
       int64_t v;
-      if (sh->dim[k]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && sh->dim[k]->dim_param &&
-          !dim_value(c, sh->dim[k]->dim_param, &v))
-        return true;
+      const char *name = dim_name(gp->input[i], k, buf, sizeof buf);
+      if (name && !dim_value(c, name, &v)) return true;
     }
   }
   return false;
+}
+
+/* ---- needs: what a specialisation would give (imp_needs) ---- */
+
+/* The position of graph input `vi` among those that are not initializers
+ * (the order in which run takes its -i tensors). */
+static int input_position(const Onnx__GraphProto *gp, size_t i) {
+  int pos = 0;
+  for (size_t k = 0; k < i; k++) pos += gp->input[k]->name && !is_initializer(gp, gp->input[k]->name);
+  return pos;
+}
+
+static void need_syms(imp_ctx *c, uint32_t mask) {
+  imp_needs *nd = c->opt->needs;
+  for (int id = 0; nd && c->gp && id < IR_MAX_SYMS; id++) {
+    if (!(mask >> id & 1)) continue;
+    const char *name = ir_dim_sym_name(id);
+    bool have = false;
+    for (int j = 0; j < nd->nsyms; j++) have |= !strcmp(nd->sym[j].name, name);
+    for (size_t i = 0; i < c->gp->n_input && !have && nd->nsyms < IR_MAX_SYMS; i++) {
+      const Onnx__ValueInfoProto *vi = c->gp->input[i];
+      if (!vi->name || is_initializer(c->gp, vi->name) || !tensor_with_shape(vi)) continue;
+      int pos = input_position(c->gp, i);
+      for (size_t k = 0; k < vi->type->tensor_type->shape->n_dim && !have; k++) {
+        char buf[128];
+        const char *dn = dim_name(vi, k, buf, sizeof buf);
+        if (!dn || strcmp(dn, name)) continue;
+        snprintf(nd->sym[nd->nsyms].name, sizeof nd->sym[0].name, "%s", name);
+        nd->sym[nd->nsyms].input = pos;
+        nd->sym[nd->nsyms++].axis = (int)k;
+        have = true;
+      }
+    }
+  }
+}
+
+/* Records the graph inputs that value `r` is computed from (a walk over
+ * its sources with an explicit stack: no recursion depth from the model). */
+static void need_inputs(imp_ctx *c, ir_ref r) {
+  imp_needs *nd = c->opt->needs;
+  int cnt = ir_graph_count(c->g);
+  if (!nd || !c->gp || r < 0 || r >= cnt) return;
+  char *seen = calloc((size_t)cnt, 1);
+  ir_ref *stack = malloc((size_t)cnt * sizeof *stack);
+  if (!seen || !stack) abort();
+  int top = 0;
+  stack[top++] = r;
+  seen[r] = 1;
+  while (top) {
+    const ir_node *x = ir_node_get(c->g, stack[--top]);
+    for (int k = 0; k < x->nsrc; k++)
+      if (x->src[k] >= 0 && x->src[k] < cnt && !seen[x->src[k]] && !ir_node_get(c->g, x->src[k])->is_const)
+        seen[x->src[k]] = 1, stack[top++] = x->src[k];
+    if (x->op != IR_ALLOCATE || x->origin != IR_ORIGIN_INPUT || !x->name) continue;
+    bool have = false;
+    for (int j = 0; j < nd->ninputs; j++) have |= !strcmp(nd->in[j].name, x->name);
+    for (size_t i = 0; i < c->gp->n_input && !have && nd->ninputs < IMP_MAX_NEEDS; i++)
+      if (c->gp->input[i]->name && !strcmp(c->gp->input[i]->name, x->name)) {
+        snprintf(nd->in[nd->ninputs].name, sizeof nd->in[0].name, "%s", x->name);
+        nd->in[nd->ninputs++].input = input_position(c->gp, i);
+        have = true;
+      }
+  }
+  free(seen);
+  free(stack);
 }
 
 static int read_file(const char *path, uint8_t **buf, size_t *len, char *err, size_t n);
@@ -506,18 +598,17 @@ static int add_inputs(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t 
     ir_shape s = {.rank = (int)tt->shape->n_dim};
     for (size_t k = 0; k < tt->shape->n_dim; k++) {
       const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
-      if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0) {
+      char buf[128];
+      const char *name = dim_name(vi, k, buf, sizeof buf);
+      if (!name && d->dim_value >= 0) {
         s.d[k] = d->dim_value;
-      } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param) {
-        int given = dim_value(c, d->dim_param, &s.d[k]);
-        if (given < 0)
-          return ctx_fail(c, err, n, "--dim %s: the value must be a whole number >= 0", d->dim_param);
-        if (!given && (s.d[k] = ir_dim_sym(d->dim_param)) == IR_DIM_INVALID)
+      } else if (name) {
+        int given = dim_value(c, name, &s.d[k]);
+        if (given < 0) return ctx_fail(c, err, n, "--dim %s: the value must be a whole number >= 0", name);
+        if (!given && (s.d[k] = ir_dim_sym(name)) == IR_DIM_INVALID)
           return ctx_fail(c, err, n, "graph input '%s': more than %d symbolic dimensions", vi->name, IR_MAX_SYMS);
-      } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
-        return ctx_fail(c, err, n, "graph input '%s': negative dimension %lld", vi->name, (long long)d->dim_value);
       } else {
-        return ctx_fail(c, err, n, "graph input '%s': dimension %zu is unknown", vi->name, k);
+        return ctx_fail(c, err, n, "graph input '%s': negative dimension %lld", vi->name, (long long)d->dim_value);
       }
     }
     ir_ref r = ir_input(c->g, vi->name, (ir_dtype)dt, s);
@@ -571,17 +662,18 @@ static int check_symbolic(imp_node *n) {
   return 0;
 }
 
-/* The first symbol the node's inputs depend on, or -1 (for error hints). */
-static int node_symbol(imp_ctx *c, const Onnx__NodeProto *np) {
+/* The symbols the node's inputs depend on, as a bit set (for error hints
+ * and the needs). */
+static uint32_t node_syms(imp_ctx *c, const Onnx__NodeProto *np) {
+  uint32_t m = 0;
   for (size_t i = 0; i < np->n_input; i++) {
     value *v = np->input[i][0] ? lookup(c, np->input[i]) : NULL;
     if (!v || v->ref < 0 || v->ref >= ir_graph_count(c->g)) continue;
     const ir_node *x = ir_node_get(c->g, v->ref);
-    int k = ir_shape_first_sym(&x->shape);
-    if (k < 0) k = ir_dim_first_sym(sym_in_data(x));
-    if (k >= 0) return k;
+    for (int k = 0; k < x->shape.rank; k++) m |= ir_dim_syms(x->shape.d[k]);
+    m |= ir_dim_syms(sym_in_data(x));
   }
-  return -1;
+  return m;
 }
 
 static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *err, size_t n) {
@@ -650,7 +742,11 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
   }
   if (c->node_failed || ir_failed(c->g)) {
     const char *msg = c->node_failed ? c->nodeerr : ir_error(c->g);
-    int k = strstr(msg, "--dim") ? -1 : node_symbol(c, np);
+    uint32_t syms = strstr(msg, "--dim") ? 0 : node_syms(c, np);
+    int k = -1;
+    for (int b = 0; b < IR_MAX_SYMS && k < 0; b++)
+      if (syms >> b & 1) k = b;
+    need_syms(c, syms);
     char hint[200] = "";
     if (k >= 0)
       snprintf(hint, sizeof hint, " (the sizes depend on symbol '%s'; give it a value with --dim %s=N)",
@@ -788,6 +884,7 @@ static int check_sym_data(imp_ctx *c, char *err, size_t n) {
     int64_t d = live[r] ? sym_in_data(ir_node_get(c->g, r)) : 0;
     if (!d) continue;
     const char *label = ir_node_get(c->g, r)->label, *s = ir_dim_sym_name(ir_dim_first_sym(d));
+    need_syms(c, ir_dim_syms(d));
     rc = ctx_fail(c, err, n,
                   "%s: a value computed from symbolic dimension '%s' is used as data at run time, which is not "
                   "supported; give it a value with --dim %s=N",
@@ -811,6 +908,7 @@ static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t
   if (version > 18) return ctx_fail(c, err, n, "opset %lld is newer than supported (up to 18)", (long long)version);
   int opset = (int)version;
   const Onnx__GraphProto *gp = m->graph;
+  c->gp = gp;
   c->has_syms = model_has_syms(c, gp);
   for (size_t i = 0; i < gp->n_initializer; i++) {
     char e[512];
@@ -904,6 +1002,7 @@ int imp_load(const char *path, const imp_options *o, ir_graph **out, char *err, 
   static const imp_options none = {0};
   imp_ctx c = {.path = path, .opt = o ? o : &none};
   *out = NULL;
+  if (c.opt->needs) memset(c.opt->needs, 0, sizeof *c.opt->needs);
   Onnx__ModelProto *m = read_model(path, err, errlen);
   if (!m) return -1;
   c.dir = strdup(path);

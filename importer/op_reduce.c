@@ -53,11 +53,7 @@ static int reduce_axes(imp_node *n, int rank, bool axes_input, uint32_t *mask, b
       if (a == IR_NONE) return -1;
       if (ir_shape_numel(imp_shape(n, a)) == 0)
         cnt = 0;
-      else if (!ir_is_const(n->g, a))
-        return imp_fail(
-            n,
-            "axes given as a runtime input are not supported (the output shape depends on them)");
-      else if ((cnt = imp_const_ints(n, 1, v, IR_MAX_RANK)) < 0)
+      else if ((cnt = imp_const_ints(n, 1, v, IR_MAX_RANK)) < 0) /* they decide the output shape */
         return -1;
     }
   } else {

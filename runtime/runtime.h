@@ -50,6 +50,28 @@ typedef struct {
  * `outdir` NULL: a fresh temporary directory, removed by rt_model_free. */
 int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_model **out, char *err,
                size_t errlen);
+/* What rt_compile_for specialised: "NAME=VALUE" dimensions and
+ * "NAME=FILE" frozen inputs; `frozen` has bit p for the p-th input tensor
+ * (now a constant: rt_run must not be given it). */
+#define RT_MAX_SPEC 48
+#define RT_SPEC_LEN 4400
+typedef struct {
+  char dims[RT_MAX_SPEC][RT_SPEC_LEN], freeze[RT_MAX_SPEC][RT_SPEC_LEN];
+  int ndims, nfreeze;
+  uint64_t frozen;
+} rt_spec;
+
+/* rt_compile for the input tensors `ins` (read from `files`, in the order
+ * of the graph inputs that are not initializers): where the model cannot
+ * keep a symbol general or needs an input's values at compile time
+ * (imp_needs), the symbol is pinned to the tensor's size and the input
+ * frozen to its file, and the model compiled again. With `ins` NULL
+ * (compile) nothing is specialised, and the error names every --dim and
+ * --freeze found to be needed. */
+int rt_compile_for(const char *onnx, const char *outdir, const rt_options *o, const imp_tensor *ins,
+                   const char *const *files, int nin, rt_spec *spec, rt_model **out, char *err, size_t errlen);
+/* " --dim H=320 --freeze shape=FILE" (empty when nothing was specialised). */
+void rt_spec_str(const rt_spec *s, char *buf, size_t n);
 /* Builds the emitted C with the system compiler and loads it. */
 int rt_build(rt_model *m, const char *cflags, char *err, size_t errlen);
 /* Runs a built model. Inputs match graph inputs by name, else by position.

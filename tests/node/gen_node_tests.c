@@ -17,31 +17,17 @@ static int cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Inputs of `test` fixed with --freeze (frozen.txt), as a bit set. */
-static unsigned frozen_inputs(const char *listdir, const char *test) {
-  char path[2048], line[1024];
-  snprintf(path, sizeof path, "%s/frozen.txt", listdir);
-  FILE *f = fopen(path, "r");
-  unsigned set = 0;
-  while (f && fgets(line, sizeof line, f)) {
-    char *tok = strtok(line, " \t\n");
-    if (!tok || tok[0] == '#' || strcmp(tok, test)) continue;
-    while ((tok = strtok(NULL, " \t\n"))) set |= 1u << atoi(tok);
-  }
-  if (f) fclose(f);
-  return set;
-}
-
 static bool listed(char **names, int n, const char *test) {
   for (int i = 0; i < n; i++)
     if (!strcmp(names[i], test)) return true;
   return false;
 }
 
-/* The node test's `run` command: inputs (frozen ones with --freeze), the
- * expected outputs, the C flags. */
-static void print_run(FILE *o, const char *exe, const char *dir, const char *model, unsigned frozen,
-                      const char *cflags, const char *extra) {
+/* The node test's `run` command, as a user would give it: the test's
+ * inputs with -i (run specialises what must be, and says so), the expected
+ * outputs, the C flags. */
+static void print_run(FILE *o, const char *exe, const char *dir, const char *model, const char *cflags,
+                      const char *extra) {
   char p[2400];
   fprintf(o, "%s run %s", exe, model);
   for (int i = 0;; i++) {
@@ -49,7 +35,7 @@ static void print_run(FILE *o, const char *exe, const char *dir, const char *mod
     FILE *f = fopen(p, "rb");
     if (!f) break;
     fclose(f);
-    fprintf(o, " %s %s", frozen & (1u << i) ? "--freeze" : "-i", p);
+    fprintf(o, " -i %s", p);
   }
   for (int i = 0;; i++) {
     snprintf(p, sizeof p, "%s/test_data_set_0/output_%d.pb", dir, i);
@@ -109,7 +95,7 @@ int main(int argc, char **argv) {
     fprintf(o, "add_test(node_%s ", tests[t] + 5);
     if (listed(names, nskip, tests[t]))
       fprintf(o, "sh %s/unsupported.sh check %s %s ", argv[2], upath, tests[t]);
-    print_run(o, exe, dir, model, frozen_inputs(argv[2], tests[t]), is_plain ? plain : cflags, extra);
+    print_run(o, exe, dir, model, is_plain ? plain : cflags, extra);
     fprintf(o, ")\n");
     for (char *s = ops; *s; s++)
       if (*s == ' ') *s = ';';
