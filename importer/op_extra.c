@@ -396,6 +396,27 @@ static bool parse_resize_opts(imp_node *n, resize_opts *o, bool legacy) {
 
 /* Separable resampling: each resized axis is a constant weight matrix
  * applied by broadcast MUL + SUM; crop extrapolation is a final WHERE. */
+/* A symbolic axis: nearest with a whole scale k, where output i reads
+ * input floor(i / k) (asymmetric + floor, or the half-pixel modes with
+ * rounding, whose source coordinate q + (r + 0.5)/k - 0.5 never ties), is
+ * each element repeated k times: unsqueeze, expand, merge. Anything else
+ * on a symbolic axis is refused (run pins the symbol). */
+static ir_ref nearest_repeat(imp_node *n, ir_ref x, int a, const resize_opts *o, double scale, bool crop) {
+  ir_graph *g = n->g;
+  ir_shape s = shape_of(n, x);
+  int64_t k = (int64_t)scale;
+  bool half = !strcmp(o->ctm, "half_pixel") || !strcmp(o->ctm, "pytorch_half_pixel");
+  bool ok = o->mode == M_NEAREST && !crop && scale >= 1 && (double)k == scale && k <= 64 &&
+            ((!strcmp(o->ctm, "asymmetric") && o->nn == NN_FLOOR) ||
+             (half && (o->nn == NN_ROUND_FLOOR || o->nn == NN_ROUND_CEIL)));
+  if (k == 1 && !crop) return x;
+  if (!ok) return imp_fail_sym(n, s.d[a], "a resize other than nearest by a whole scale on a symbolic axis"), IR_NONE;
+  ir_shape e = {.rank = s.rank + 1}, m = s;
+  for (int i = 0, j = 0; i < e.rank; i++) e.d[i] = i == a + 1 ? k : s.d[j++];
+  m.d[a] = ir_dim_mul(s.d[a], k);
+  return ir_view_reshape(g, ir_view_expand(g, ir_view_unsqueeze(g, x, a + 1), e), m);
+}
+
 static int resize_common(imp_node *n, ir_ref x, const resize_opts *o, const double *scale, const int64_t *osz,
                          const double *roi) {
   ir_graph *g = n->g;
@@ -408,6 +429,10 @@ static int resize_common(imp_node *n, ir_ref x, const resize_opts *o, const doub
   ir_ref mask = IR_NONE, y = x;
   for (int a = 0; a < r; a++) {
     int64_t in = s.d[a], out = osz[a];
+    if (ir_dim_is_sym(in)) {
+      if ((y = nearest_repeat(n, y, a, o, scale[a], crop)) == IR_NONE) return -1;
+      continue;
+    }
     if (out < 1 || in < 1) return imp_fail(n, "empty resize on axis %d", a);
     double *w = malloc(sizeof(double) * (size_t)(in * out));
     bool *outside = malloc((size_t)out), identity = in == out, any_out = false;
@@ -426,6 +451,13 @@ static int resize_common(imp_node *n, ir_ref x, const resize_opts *o, const doub
   }
   if (mask != IR_NONE) y = ir_where(g, mask, K(g, y, imp_attr_f(n, "extrapolation_value", 0.0)), y);
   return imp_set_out(n, 0, y == x ? ir_move(g, x) : y);
+}
+
+/* floor(scale * d); for a symbolic d (where only a whole scale is kept,
+ * see nearest_repeat) the product, else d itself as a placeholder. */
+static int64_t sym_size(int64_t d, double scale) {
+  if (!ir_dim_is_sym(d)) return (int64_t)(scale * (double)d);
+  return scale >= 1 && scale <= 64 && (double)(int64_t)scale == scale ? ir_dim_mul(d, (int64_t)scale) : d;
 }
 
 /* Resize-10 (X, scales); Resize-11+ (X, roi, scales, sizes) with optional
@@ -466,7 +498,9 @@ static int lower_resize(imp_node *n) {
     int a = (int)axes[i];
     if (ns >= 0) {
       if (sv[i] <= 0) return imp_fail(n, "non-positive scale");
-      scale[a] = (double)(float)sv[i], osz[a] = (int64_t)(scale[a] * (double)s.d[a]);
+      scale[a] = (double)(float)sv[i], osz[a] = sym_size(s.d[a], scale[a]);
+    } else if (ir_dim_is_sym(s.d[a])) {
+      return imp_fail_sym(n, s.d[a], "resize sizes for a symbolic axis");
     } else {
       osz[a] = zv[i], scale[a] = (double)zv[i] / (double)s.d[a];
     }
@@ -490,7 +524,7 @@ static int lower_upsample(imp_node *n) {
   int ns = n->opset >= 9 ? imp_const_floats(n, 1, sv, IR_MAX_RANK) : imp_attr_floats(n, "scales", sv, IR_MAX_RANK);
   if (ns != s.rank) return imp_fail(n, "scales must be a compile-time constant with one value per axis");
   int64_t osz[IR_MAX_RANK];
-  for (int i = 0; i < s.rank; i++) sv[i] = (double)(float)sv[i], osz[i] = (int64_t)(sv[i] * (double)s.d[i]);
+  for (int i = 0; i < s.rank; i++) sv[i] = (double)(float)sv[i], osz[i] = sym_size(s.d[i], sv[i]);
   return resize_common(n, x, &o, sv, osz, NULL);
 }
 
@@ -847,8 +881,8 @@ const imp_op_entry imp_ops_extra[] = {
     {"HannWindow", lower_hann, 0},
     {"HammingWindow", lower_hamming, 0},
     {"BlackmanWindow", lower_blackman, 0},
-    {"Resize", lower_resize, 0},
-    {"Upsample", lower_upsample, 0},
+    {"Resize", lower_resize, IMP_SYM},
+    {"Upsample", lower_upsample, IMP_SYM},
     {"ReverseSequence", lower_reverse_sequence, 0},
     {"ScatterElements", lower_scatter_elements, 0},
     {"Scatter", lower_scatter_elements, 0},

@@ -32,6 +32,37 @@ static int spatial_ints(imp_node *n, const char *name, int nsp, int64_t *out, in
   return 0;
 }
 
+/* A symbolic spatial extent L: out = (L + pads - span) / stride + 1 is a
+ * polynomial when the division is exact (stride 1 always); then ceil_mode
+ * changes nothing and SAME pads are (span - 1) split in two. A window
+ * larger than the padded input is excluded by an assumption (room >= 0)
+ * that the entry checks. Otherwise (stride > 1, where the size is a floor)
+ * the symbol is refused, so run pins it to the input's size. */
+static int symbolic_extent(imp_node *n, window *w, int i, const char *ap, const int64_t *pads, int64_t span,
+                           bool ceil_mode) {
+  int64_t L = w->in[i], room, q;
+  (void)ceil_mode; /* exact division: ceil and floor agree */
+  if (!strcmp(ap, "NOTSET")) w->pb[i] = pads[i], w->pe[i] = pads[i + w->nsp];
+  else if (!strcmp(ap, "VALID")) w->pb[i] = w->pe[i] = 0;
+  else if ((!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) && w->s[i] == 1) {
+    int64_t total = span - 1, small = total / 2;
+    w->pb[i] = !strcmp(ap, "SAME_UPPER") ? small : total - small;
+    w->pe[i] = total - w->pb[i];
+  } else return imp_fail_sym(n, L, "a strided window with auto_pad on a symbolic axis");
+  if (w->pb[i] < 0 || w->pe[i] < 0) return imp_fail(n, "negative pads are not supported");
+  int64_t pads_sum;
+  if (ir_add_ov(w->pb[i], w->pe[i], &pads_sum)) return imp_fail(n, "pads overflow on axis %d", i + 2);
+  room = ir_dim_sub(ir_dim_add(L, pads_sum), span); /* IR_DIM_INVALID on overflow: refused below */
+  if (!ir_dim_valid(room)) return imp_fail(n, "window sizes overflow on axis %d", i + 2);
+  if (!ir_dim_div_exact(room, w->s[i], &q))
+    return imp_fail_sym(n, L, "the output size of a strided window over a symbolic axis is a floor division");
+  if ((ir_dim_cmp(n->g, room, 0) & IR_CMP_LT) && ir_assume_nonneg(n->g, room, "the window fits the padded input"))
+    return -1;
+  w->out[i] = ir_dim_add(q, 1);
+  w->extra[i] = 0;
+  return 0;
+}
+
 /* Output extents and paddings following the auto_pad / pads / ceil_mode
  * rules of the ONNX spec. */
 static int window_init(imp_node *n, window *w, const ir_shape *xs, const int64_t *kernel,
@@ -54,6 +85,10 @@ static int window_init(imp_node *n, window *w, const ir_shape *xs, const int64_t
     int64_t span, L = w->in[i], room, t;
     if (ir_mul_ov(w->k[i] - 1, w->d[i], &span) || ir_add_ov(span, 1, &span) || ir_mul_ov(taps, w->k[i], &taps))
       return imp_fail(n, "kernel_shape and dilations overflow on axis %d", i + 2);
+    if (ir_dim_is_sym(L)) {
+      if (symbolic_extent(n, w, i, ap, pads, span, ceil_mode)) return -1;
+      continue;
+    }
     if (!strcmp(ap, "NOTSET")) {
       w->pb[i] = pads[i], w->pe[i] = pads[i + nsp];
       if (w->pb[i] < 0 || w->pe[i] < 0) return imp_fail(n, "negative pads are not supported");
@@ -323,6 +358,7 @@ static int lower_maxpool(imp_node *n) {
   ir_ref y = fold_taps(g, xp, &w, IR_MAX);
   if (imp_set_out(n, 0, y)) return -1;
   if (!imp_has_out(n, 1)) return 0;
+  if (!ir_shape_is_static(&xs)) return imp_fail_sym(n, ir_shape_numel(&xs), "MaxPool indices of a symbolic input");
   return imp_set_out(n, 1, pool_indices(n, xp, y, &w, &xs, order));
 }
 
@@ -351,7 +387,7 @@ static int lower_averagepool(imp_node *n) {
   ir_shape cs = {.rank = w.nsp};
   int64_t b[IR_MAX_RANK], e[IR_MAX_RANK];
   for (int i = 0; i < w.nsp; i++) {
-    cs.d[i] = w.in[i] + (include ? w.pb[i] + w.pe[i] : 0);
+    cs.d[i] = ir_dim_add(w.in[i], include ? w.pb[i] + w.pe[i] : 0);
     b[i] = include ? 0 : w.pb[i];
     e[i] = w.extra[i] + (include ? 0 : w.pe[i]);
   }
@@ -382,10 +418,10 @@ static int lower_globalmaxpool(imp_node *n) {
 }
 
 const imp_op_entry imp_ops_nn[] = {
-    {"Conv", lower_conv, 0},
-    {"MaxPool", lower_maxpool, 0},
-    {"AveragePool", lower_averagepool, 0},
-    {"GlobalAveragePool", lower_globalaveragepool, 0},
-    {"GlobalMaxPool", lower_globalmaxpool, 0},
+    {"Conv", lower_conv, IMP_SYM},
+    {"MaxPool", lower_maxpool, IMP_SYM},
+    {"AveragePool", lower_averagepool, IMP_SYM},
+    {"GlobalAveragePool", lower_globalaveragepool, IMP_SYM},
+    {"GlobalMaxPool", lower_globalmaxpool, IMP_SYM},
     {NULL, NULL, 0},
 };

@@ -480,10 +480,13 @@ static int lower_pad(imp_node *n) {
   int64_t st[IR_MAX_RANK], sp[IR_MAX_RANK], ln[IR_MAX_RANK];
   bool crop = false;
   for (int i = 0; i < s.rank; i++) {
+    /* symbolic axes: constant padding (a view), no crop */
+    if (ir_dim_is_sym(s.d[i]) && (before[i] < 0 || after[i] < 0 || ((before[i] || after[i]) && strcmp(mode, "constant"))))
+      return imp_fail_sym(n, s.d[i], "cropping or edge/reflect padding of a symbolic axis");
     st[i] = before[i] < 0 ? -before[i] : 0;
     sp[i] = 1;
-    ln[i] = s.d[i] - st[i] - (after[i] < 0 ? -after[i] : 0);
-    if (ln[i] < 0) return imp_fail(n, "padding crops more than axis %d", i);
+    ln[i] = ir_dim_sub(ir_dim_sub(s.d[i], st[i]), after[i] < 0 ? -after[i] : 0);
+    if (!ir_dim_is_sym(ln[i]) && ln[i] < 0) return imp_fail(n, "padding crops more than axis %d", i);
     crop |= before[i] < 0 || after[i] < 0;
     if (before[i] < 0) before[i] = 0;
     if (after[i] < 0) after[i] = 0;
@@ -541,6 +544,6 @@ const imp_op_entry imp_ops_shape[] = {
     {"Reshape", lower_reshape, IMP_SYM}, {"Transpose", lower_transpose, IMP_SYM}, {"Unsqueeze", lower_unsqueeze, IMP_SYM},
     {"Squeeze", lower_squeeze, IMP_SYM}, {"Concat", lower_concat, IMP_SYM},       {"Slice", lower_slice, IMP_SYM},
     {"Split", lower_split, 0},     {"Expand", lower_expand, IMP_SYM},       {"Tile", lower_tile, 0},
-    {"Pad", lower_pad, 0},         {"Trilu", lower_trilu, IMP_SYM},         {"Flatten", lower_flatten, IMP_SYM},
+    {"Pad", lower_pad, IMP_SYM},         {"Trilu", lower_trilu, IMP_SYM},         {"Flatten", lower_flatten, IMP_SYM},
     {NULL, NULL, 0},
 };

@@ -1,0 +1,108 @@
+"""A small conv net with dynamic height and width, exported from PyTorch.
+
+x [1, 3, H, W] -> Conv 3x3 (pad 1) -> ReLU -> MaxPool 3x3 (stride 1, pad 1)
+-> Pad 1 (F.pad) -> Conv 3x3 (no pad) -> ReLU -> AvgPool 3x3 (stride 1,
+pad 1) -> nearest upsample x2 (Resize), concatenated with the upsampled
+first feature map -> Conv 1x1 -> y [1, 4, 2H, 2W]; and GlobalAveragePool of
+the concatenation -> g [1, 16, 1, 1]. Every size is a polynomial of H and W
+(stride 1 windows, whole-scale nearest resize), so one symbolic compile
+serves every input size.
+
+Also OUT/unnamed.onnx, the same with H and W unnamed, and OUT/strided.onnx, a stride-2 conv over H and W (see Strided).
+
+Writes OUT/model.onnx and OUT/test_data_set_K/{input_0,output_J}.pb for
+each --shapes entry; output_J.pb are onnxruntime's outputs (runtime/ort/
+ort_run.js), checked against torch's (max |diff| <= 1e-4).
+Run with /usr/bin/python3 (torch, onnx, numpy), from anywhere.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORT_RUN = os.path.join(HERE, "..", "runtime", "ort", "ort_run.js")
+TOL = 1e-4
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3)
+        self.head = nn.Conv2d(16, 4, 1)
+
+    def forward(self, x):
+        f1 = F.relu(self.c1(x))
+        f2 = F.max_pool2d(f1, 3, stride=1, padding=1)
+        f3 = F.relu(self.c2(F.pad(f2, (1, 1, 1, 1), value=0.5)))
+        f3 = F.avg_pool2d(f3, 3, stride=1, padding=1)
+        up = torch.cat([F.interpolate(f3, scale_factor=2.0, mode="nearest"),
+                        F.interpolate(f1, scale_factor=2.0, mode="nearest")], dim=1)
+        return self.head(up), F.adaptive_avg_pool2d(up, 1)
+
+
+class Strided(nn.Module):
+    """A stride-2 conv: its output size floor((H - 1) / 2) + 1 is no
+    polynomial of H, so H and W get pinned (run/verify specialise)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        return F.relu(self.c(x))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", default=os.path.join(HERE, "convnet"))
+    p.add_argument("--shapes", default="12x16,21x9", help="HxW of each data set")
+    a = p.parse_args()
+    torch.manual_seed(0)
+    m = Net().eval()
+    os.makedirs(a.out, exist_ok=True)
+    path = os.path.join(a.out, "model.onnx")
+    torch.onnx.export(m, torch.randn(1, 3, 8, 8), path, opset_version=13, input_names=["x"],
+                      output_names=["y", "g"], dynamic_axes={"x": {2: "H", 3: "W"}})
+    onnx.checker.check_model(onnx.load(path))
+    # the same net with H and W unnamed (neither dim_value nor dim_param, as
+    # many exports leave them): the compiler names them x_dim2 and x_dim3
+    un = onnx.load(path)
+    for k in (2, 3):
+        un.graph.input[0].type.tensor_type.shape.dim[k].Clear()
+    onnx.save(un, os.path.join(a.out, "unnamed.onnx"))
+    torch.onnx.export(Strided().eval(), torch.randn(1, 3, 8, 8), os.path.join(a.out, "strided.onnx"),
+                      opset_version=13, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {2: "H", 3: "W"}})
+    for k, hw in enumerate(a.shapes.split(",")):
+        h, w = (int(v) for v in hw.split("x"))
+        d = os.path.join(a.out, f"test_data_set_{k}")
+        os.makedirs(d, exist_ok=True)
+        x = torch.randn(1, 3, h, w)
+        with torch.no_grad():
+            expect = m(x)
+        t = numpy_helper.from_array(x.numpy(), "x")
+        inp = os.path.join(d, "input_0.pb")
+        with open(inp, "wb") as f:
+            f.write(t.SerializeToString())
+        subprocess.run(["node", ORT_RUN, path, d, inp], check=True)
+        worst = 0.0
+        for j, e in enumerate(expect):
+            got = numpy_helper.to_array(onnx.load_tensor(os.path.join(d, f"output_{j}.pb")))
+            assert got.shape == tuple(e.shape), (got.shape, tuple(e.shape))
+            worst = max(worst, float(np.abs(got - e.numpy()).max()))
+        print(f"test_data_set_{k}: x[1,3,{h},{w}]: torch-vs-onnxruntime max|diff| {worst:.3g}")
+        if not worst <= TOL:
+            sys.exit(f"FAIL: max diff {worst} > {TOL}")
+
+
+if __name__ == "__main__":
+    main()
