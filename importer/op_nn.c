@@ -1,11 +1,15 @@
 /* op_nn.c — convolution and pooling.
  *
  * A sliding window (o*stride + k*dilation along each spatial axis) is
- * affine in (o, k) but overlapping, which a view over a padded source
- * cannot express without a copy; so every op here iterates over the
- * kernel taps instead: for each tap, one strided ir_view_slice of the
+ * affine in (o, k) but overlapping: strides express it, a per-axis mask
+ * (padding) cannot. Pooling and depthwise convolutions therefore iterate
+ * over the kernel taps: for each tap, one strided ir_view_slice of the
  * padded input addresses the element under that tap for every output
- * position, and the taps are combined element-wise (ADD or MAX). */
+ * position, and the taps are combined element-wise (ADD or MAX).
+ * Convolutions with channels to sum copy the padded input once and take
+ * the register-blocked matmul form (scheduler/gemm.c): per tap over an
+ * unmasked copy, or as one product with an im2col copy of the windows
+ * (ir_view_window). */
 #include "importer_impl.h"
 
 #include <string.h>
@@ -253,8 +257,64 @@ static ir_ref conv_tap(ir_graph *g, const conv_input *ci, ir_ref xp, const windo
   return ir_view_reshape(g, ir_view_slice(g, ci->ph, start, step, len), os);
 }
 
-/* Conv: per tap, the input window [N, G, 1, C/G, O...] times the weight
- * tap [1, G, M/G, C/G, 1...], accumulated, then summed over C/G. */
+/* The convolution as one matrix product per group, W[M/G, C/G * taps] times
+ * the input's columns [C/G * taps, O...] flattened: a 1x1 convolution
+ * without stride or padding reads the input as it is; otherwise the windows
+ * of the padded input are copied into those columns (im2col). Taken where
+ * the per-tap form blocks badly: many taps for the channels they sum (the
+ * 7x7 stem over 3 channels reads 49 taps per step of a 3-long sum, a chain
+ * of 49 dependent FMAs per row), or short output rows (7x7, 14x14 maps: the
+ * block's columns are then the whole map, not one row of it), and only with
+ * rows to block (M/G >= 8; depthwise convolutions keep the per-tap form). */
+static bool conv_as_matmul(const window *w, const ir_shape *xs, int64_t cg, int64_t mg) {
+  int64_t taps = tap_count(w);
+  bool plain = true;
+  for (int i = 0; i < w->nsp; i++)
+    plain &= w->k[i] == 1 && w->s[i] == 1 && !w->pb[i] && !w->pe[i] && !w->extra[i];
+  if (mg < 8 || 3 + 2 * w->nsp > IR_MAX_RANK || !ir_shape_is_static(xs)) return false;
+  return plain || taps > 9 || cg < 8 || w->out[w->nsp - 1] < 32;
+}
+
+static ir_ref conv_matmul(ir_graph *g, ir_ref x5, ir_ref wt, const window *w, int64_t M) {
+  const ir_shape *s = &ir_node_get(g, x5)->shape;
+  int64_t N = s->d[0], G = s->d[1], cg = s->d[3], taps = tap_count(w), cols = 1;
+  for (int i = 0; i < w->nsp; i++) cols *= w->out[i];
+  ir_ref xc = x5;
+  if (taps > 1 || cols != ir_shape_numel(s) / (N * G * cg))
+    xc = ir_move(g, ir_view_window(g, pad_spatial(g, x5, w, 0.0), w->nsp, w->k, w->s, w->d, w->out));
+  /* the output positions as one axis only for short rows: a reshape that
+   * splits an axis keeps the epilogue (bias, Relu, residual) out of the
+   * kernel, which costs a pass over the output */
+  bool flat = w->out[w->nsp - 1] < 32;
+  ir_shape xs = {.rank = flat ? 5 : 4 + w->nsp, .d = {N, G, 1, cg * taps, cols}};
+  ir_shape ws = {.rank = xs.rank, .d = {1, G, M / G, cg * taps, 1}};
+  for (int i = 0; i < w->nsp && !flat; i++) xs.d[4 + i] = w->out[i], ws.d[4 + i] = 1;
+  ir_ref xm = ir_view_reshape(g, xc, xs), wm = ir_view_reshape(g, wt, ws);
+  return ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xm, wm), 1u << 3);
+}
+
+/* The per-tap form: the input window [N, G, 1, C/G, O...] times the weight
+ * tap [1, G, M/G, C/G, 1...] (wt reshaped to `wr`), accumulated over the
+ * taps, then summed over C/G. */
+static ir_ref conv_taps(ir_graph *g, ir_ref x5, ir_ref wt, const window *w, ir_shape wr) {
+  conv_input ci = ir_failed(g) ? (conv_input){.ph = IR_NONE} : conv_phases(g, x5, w);
+  ir_ref xp = ci.ph == IR_NONE ? pad_spatial(g, x5, w, 0.0) : IR_NONE;
+  ir_ref w5 = ir_view_reshape(g, wt, wr);
+  ir_ref acc = IR_NONE;
+  int64_t kidx[MAX_SP] = {0};
+  for (int64_t t = 0; t < tap_count(w) && !ir_failed(g); t++) {
+    tap_index(w, t, kidx);
+    int64_t start[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
+    for (int i = 0; i < wr.rank; i++) step[i] = 1, len[i] = i < 4 ? wr.d[i] : 1;
+    for (int i = 0; i < w->nsp; i++) start[4 + i] = kidx[i];
+    ir_ref wtap = ir_view_slice(g, w5, start, step, len);
+    ir_ref prod = ir_binary(g, IR_MUL, conv_tap(g, &ci, xp, w, kidx), wtap);
+    acc = t == 0 ? prod : ir_binary(g, IR_ADD, acc, prod);
+  }
+  return ir_reduce(g, IR_ADD, acc, 1u << 3);
+}
+
+/* Conv: one of the two forms above, then the bias. */
 static int lower_conv(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0), wt = imp_req(n, 1), b = imp_in(n, 2);
@@ -284,23 +344,11 @@ static int lower_conv(imp_node *n) {
   ir_shape wr = {.rank = xs.rank + 2, .d = {1, G, M / G, C / G}};
   for (int i = 0; i < nsp; i++) xr.d[4 + i] = xs.d[2 + i], wr.d[4 + i] = k[i];
   ir_ref x5 = ir_view_reshape(g, x, xr);
-  conv_input ci = ir_failed(g) ? (conv_input){.ph = IR_NONE} : conv_phases(g, x5, &w);
-  ir_ref xp = ci.ph == IR_NONE ? pad_spatial(g, x5, &w, 0.0) : IR_NONE;
-  ir_ref w5 = ir_view_reshape(g, wt, wr);
-  ir_ref acc = IR_NONE;
-  int64_t kidx[MAX_SP] = {0};
-  for (int64_t t = 0; t < tap_count(&w) && !ir_failed(g); t++) {
-    tap_index(&w, t, kidx);
-    int64_t start[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
-    for (int i = 0; i < wr.rank; i++) step[i] = 1, len[i] = i < 4 ? wr.d[i] : 1;
-    for (int i = 0; i < nsp; i++) start[4 + i] = kidx[i];
-    ir_ref wtap = ir_view_slice(g, w5, start, step, len);
-    ir_ref prod = ir_binary(g, IR_MUL, conv_tap(g, &ci, xp, &w, kidx), wtap);
-    acc = t == 0 ? prod : ir_binary(g, IR_ADD, acc, prod);
-  }
   ir_shape os = {.rank = xs.rank, .d = {N, M}};
   for (int i = 0; i < nsp; i++) os.d[2 + i] = w.out[i];
-  ir_ref y = ir_view_reshape(g, ir_reduce(g, IR_ADD, acc, 1u << 3), os);
+  ir_ref y = conv_as_matmul(&w, &xs, C / G, M / G) ? conv_matmul(g, x5, wt, &w, M)
+                                                   : conv_taps(g, x5, wt, &w, wr);
+  y = ir_view_reshape(g, y, os);
   if (b != IR_NONE) {
     ir_shape bs = {.rank = xs.rank, .d = {1, M}};
     for (int i = 0; i < nsp; i++) bs.d[2 + i] = 1;

@@ -294,6 +294,10 @@ ir_ref ir_view_slice(ir_graph *g, ir_ref a, const int64_t *start, const int64_t 
 /* Per axis: elements added before and after (>= 0), read as `value`. */
 ir_ref ir_view_pad(ir_graph *g, ir_ref a, const int64_t *before, const int64_t *after,
                    double value);
+/* Sliding windows over the last nsp axes (convolution taps): shape
+ * [leading..., win..., out...], element (.., k, o) reads a[.., o*step + k*dil]. */
+ir_ref ir_view_window(ir_graph *g, ir_ref a, int nsp, const int64_t *win, const int64_t *step,
+                      const int64_t *dil, const int64_t *out);
 ir_ref ir_view_unsqueeze(ir_graph *g, ir_ref a, int axis);
 ir_ref ir_view_squeeze(ir_graph *g, ir_ref a, int axis);
 bool ir_view_is_identity(const ir_view *v, const ir_shape *src);

@@ -295,6 +295,40 @@ ir_ref ir_view_pad(ir_graph *g, ir_ref a, const int64_t *before, const int64_t *
   return finish(g, base, &o);
 }
 
+/* Sliding windows over the last `nsp` axes of `a`: the result is
+ * [leading axes of a, win[0..nsp), out[0..nsp)], element (.., k.., o..)
+ * reading a[.., o*step + k*dil ..]. Windows overlap, which strides express
+ * but a mask cannot: a masked (padded) `a` is copied first. Static sizes
+ * only; every window must lie inside `a`. */
+ir_ref ir_view_window(ir_graph *g, ir_ref a, int nsp, const int64_t *win, const int64_t *step,
+                      const int64_t *dil, const int64_t *out) {
+  if (!ir_refs_ok(g, 1, &a)) return IR_NONE;
+  ir_view v;
+  ir_ref base = base_of(g, a, &v);
+  int lead = v.shape.rank - nsp;
+  if (nsp < 1 || lead < 0 || lead + 2 * nsp > IR_MAX_RANK || !ir_shape_is_static(&v.shape))
+    return ir_fail(g, "invalid window view"), IR_NONE;
+  if (v.masked) {
+    base = ir_move(g, a);
+    v = ir_view_contiguous(&g->nodes[base].shape);
+  }
+  ir_view o = v;
+  o.shape.rank = lead + 2 * nsp;
+  for (int i = 0; i < nsp; i++) {
+    int64_t last, extent = v.shape.d[lead + i], sk, so;
+    if (win[i] < 1 || out[i] < 1 || step[i] < 1 || dil[i] < 1 ||
+        __builtin_mul_overflow(win[i] - 1, dil[i], &sk) ||
+        __builtin_mul_overflow(out[i] - 1, step[i], &so) || __builtin_add_overflow(sk, so, &last) ||
+        last >= extent)
+      return ir_fail(g, "window out of range on axis %d", lead + i), IR_NONE;
+    int64_t st = v.stride[lead + i];
+    o.shape.d[lead + i] = win[i], o.stride[lead + i] = ir_dim_mul(st, dil[i]);
+    o.shape.d[lead + nsp + i] = out[i], o.stride[lead + nsp + i] = ir_dim_mul(st, step[i]);
+  }
+  for (int i = lead; i < o.shape.rank; i++) o.lo[i] = 0, o.hi[i] = o.shape.d[i];
+  return finish(g, base, &o);
+}
+
 /* Strides for `s` reading the same elements as `v` in row-major order, or
  * false when that is not expressible (see the file comment). */
 /* Does `v` read its source contiguously in row-major order from 0? */

@@ -17,7 +17,8 @@
                       the last position (x[:, -1:])
   convs.onnx          convolutions on the register-blocked path: 3x3 padded,
                       3x3 stride 2, 1x1, depthwise, dilated 3x3 with a
-                      residual Add, then a Gemm to 33 outputs (one column
+                      residual Add (per-tap form), 3x3 stride 2 on short rows
+                      (im2col form), then a Gemm to 33 outputs (one column
                       past a full block of 32)"""
 import os
 import numpy as np
@@ -127,7 +128,8 @@ save("symbolic_ops", [
      numpy_helper.from_array(np.zeros(4, np.float32), "b"), i64("minus1_1", [-1]),
      i64("big1", [9223372036854775807]), i64("one1", [1])])
 
-# convolutions: x[1, 8, 17, 19]
+# convolutions: x[1, 8, 6, 70]; rows of 70 and 35 take the per-tap form, the
+# last one (2 x 18) the im2col form
 save("convs", [
     helper.make_node("Conv", ["x", "c1w", "c1b"], ["c1"], pads=[1, 1, 1, 1]),
     helper.make_node("Relu", ["c1"], ["r1"]),
@@ -137,14 +139,15 @@ save("convs", [
     helper.make_node("Conv", ["r3", "c4w", "c4b"], ["c4"], pads=[1, 1, 1, 1], group=33),
     helper.make_node("Conv", ["c4", "c5w"], ["c5"], pads=[2, 2, 2, 2], dilations=[2, 2]),
     helper.make_node("Add", ["c5", "r3"], ["res"]),
-    helper.make_node("Flatten", ["res"], ["flat"], axis=1),
+    helper.make_node("Conv", ["res", "c6w", "c6b"], ["c6"], pads=[1, 1, 1, 1], strides=[2, 2]),
+    helper.make_node("Flatten", ["c6"], ["flat"], axis=1),
     helper.make_node("Gemm", ["flat", "fcw", "fcb"], ["y"], transB=1),
-], [vi("x", F, [1, 8, 17, 19])], [vi("y", F, [1, 33])],
+], [vi("x", F, [1, 8, 6, 70])], [vi("y", F, [1, 33])],
     [w("c1w", (16, 8, 3, 3), 0.3), w("c1b", (16,)), w("c2w", (24, 16, 3, 3), 0.2), w("c2b", (24,)),
      w("c3w", (33, 24, 1, 1), 0.3), numpy_helper.from_array(np.array(0, np.float32), "lo"),
      numpy_helper.from_array(np.array(6, np.float32), "hi"), w("c4w", (33, 1, 3, 3), 0.5),
-     w("c4b", (33,)), w("c5w", (33, 33, 3, 3), 0.1), w("fcw", (33, 33 * 9 * 10), 0.05),
-     w("fcb", (33,))])
+     w("c4b", (33,)), w("c5w", (33, 33, 3, 3), 0.1), w("c6w", (16, 33, 3, 3), 0.1), w("c6b", (16,)),
+     w("fcw", (33, 16 * 2 * 18), 0.05), w("fcb", (33,))])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())

@@ -75,9 +75,10 @@ static void test_no_malloc_and_strict_build(void **state) {
 }
 
 /* Every convolution that sums over channels (3x3 padded, strided, 1x1,
- * dilated) and the Gemm are register-blocked: the padded, phase-split
- * copies make their input reads unmasked and unit-stride. The depthwise one
- * has no channel sum (a plain loop nest, vectorised along the width). Built
+ * dilated, and on short rows as im2col) and the Gemm are register-blocked:
+ * the padded, phase-split or im2col copies make their input reads unmasked
+ * and unit-stride. The depthwise one has no channel sum (a plain loop nest,
+ * vectorised along the width). Built
  * with OpenMP's simd pragmas live and 2 threads: the Gemm's 33 columns are
  * one full block and one single column, whose k loop must get neither
  * `omp simd` nor `omp parallel for`. */
@@ -94,8 +95,9 @@ static void test_convs_blocked(void **state) {
     blocked += k->gemm.on;
     moves += ir_node_get(m->p->g, k->root)->op == IR_MOVE;
   }
-  assert_int_equal(blocked, 5);
-  assert_int_equal(moves, 5); /* four padded inputs, one split into stride phases */
+  assert_int_equal(blocked, 6);
+  /* five padded inputs; one split into stride phases, one copied into columns */
+  assert_int_equal(moves, 7);
   if (rt_build(m, "-O2 -fopenmp -fopenmp-simd -DONNX2C_OMP_SIMD -Wall -Wextra -Werror", err, sizeof err))
     fail_msg("%s", err);
   rt_model_free(m);

@@ -311,11 +311,40 @@ static void test_reshape_contiguous_no_move(void **state) {
   ir_graph_free(g);
 }
 
+/* Sliding windows (convolution taps) over a padded [2, 5, 7] source, 2x3
+ * windows with strides (2, 1) and dilations (1, 2): the padded source is
+ * copied once (a window cannot be a mask), the windows are a view of it;
+ * a window past the end is refused. */
+static void test_window(void **state) {
+  (void)state;
+  ir_graph *g = ir_graph_new();
+  dense a;
+  ir_ref r = make_source(g, ir_shape_make(3, (int64_t[]){2, 5, 7}), &a);
+  ir_ref p = ir_view_pad(g, r, (int64_t[]){0, 1, 1}, (int64_t[]){0, 1, 1}, 0.0);
+  int64_t win[] = {2, 3}, step[] = {2, 1}, dil[] = {1, 2}, out[] = {3, 5};
+  ir_ref v = ir_view_window(g, p, 2, win, step, dil, out);
+  assert_true(reaches_move(g, v));
+  assert_int_equal(ir_node_get(g, v)->op, IR_VIEW);
+  dense w = dense_new(ir_shape_make(5, (int64_t[]){2, 2, 3, 3, 5}));
+  int64_t idx[5];
+  for (int64_t f = 0; f < ir_shape_numel(&w.s); f++) {
+    unflatten(&w.s, f, idx);
+    int64_t h = idx[3] * 2 + idx[1] - 1, x = idx[4] + idx[2] * 2 - 1;
+    w.v[f] = h < 0 || h >= 5 || x < 0 || x >= 7 ? 0 : a.v[(idx[0] * 5 + h) * 7 + x];
+  }
+  check_against(g, v, &w, " [2,5,7] pad window");
+  out[1] = 6; /* (6 - 1) * 1 + (3 - 1) * 2 = 9 > 8, the last padded column */
+  assert_int_equal(ir_view_window(g, p, 2, win, step, dil, out), IR_NONE);
+  free(a.v), free(w.v);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_chains),
       cmocka_unit_test(test_reshape_after_permute_moves),
       cmocka_unit_test(test_reshape_contiguous_no_move),
+      cmocka_unit_test(test_window),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
