@@ -89,7 +89,8 @@ bool imp_has_syms(const imp_node *n);
 
 /* ONNX indices into an axis of size `v` (may be symbolic): int32 or int64
  * (else an error), as int64 with negative values wrapped (idx + v where
- * idx < 0). */
+ * idx < 0), and checked: outside [-v, v) is the index error (run time, or
+ * compile time for constant indices). */
 ir_ref imp_wrap_indices(imp_node *n, ir_ref idx, int64_t v);
 
 /* Normalises a possibly negative axis against `rank` (error when out of range). */

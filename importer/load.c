@@ -321,7 +321,9 @@ ir_ref imp_wrap_indices(imp_node *n, ir_ref idx, int64_t v) {
   idx = ir_cast(g, idx, IR_I64);
   ir_ref neg = ir_binary(g, IR_LT, idx, ir_scalar(g, IR_I64, 0));
   ir_ref size = ir_load_int(g, IR_I64, ir_shape_make(0, NULL), v); /* exact, and may be symbolic */
-  return ir_where(g, neg, ir_binary(g, IR_ADD, idx, size), idx);
+  /* still out of range after wrapping: the index error, checked on this
+   * component against its own axis (not only on a flat offset) */
+  return ir_check_index(g, ir_where(g, neg, ir_binary(g, IR_ADD, idx, size), idx), v);
 }
 
 int imp_axis(imp_node *n, int64_t axis, int rank) {

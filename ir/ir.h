@@ -353,6 +353,12 @@ void ir_elem_set_i(ir_dtype t, void *buf, int64_t i, int64_t v);
 /* Marks the reduction under `r` (through views) as a strict one-hot: an
  * index out of range is an error in the rewritten read (ONNX Gather). */
 void ir_mark_index_strict(ir_graph *g, ir_ref r);
+/* `e` (int64 indices) unchanged where 0 <= e < bound; elsewhere the index
+ * error (at run time, or at compile time for constants). Made of a strict
+ * gather view of a one-element zero (rendered as the check) added to e,
+ * so it holds whether or not the gather rewrite runs and for every
+ * component of a tuple of indices (GatherND, ScatterND). */
+ir_ref ir_check_index(ir_graph *g, ir_ref e, int64_t bound);
 
 /* The gather rewrite (rewrite.c): a reduction over one axis v of
  * WHERE(EQ(iota_v, e), X, 0) (or X * CAST(EQ(..)), operands in either

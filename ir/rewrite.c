@@ -197,6 +197,16 @@ static bool rewrite_one(ir_graph *g, ir_ref r) {
   view.stride[v] = 0;
   view.shape = shape;
   view.hi[v] = 1;
+  /* a strict read checks its index itself: an ir_check_index of the same
+   * bound on it (Gather's) is dropped, so the read stays one operand */
+  const ir_node *en = &g->nodes[e.r];
+  if (view.gstrict && en->op == IR_ADD && !en->reduce && en->nsrc == 2) {
+    const ir_node *cv = &g->nodes[en->src[1]];
+    if (cv->op == IR_VIEW && cv->view.gather && cv->view.gstrict && cv->view.gstride == 0 &&
+        cv->src[1] == en->src[0] && cv->view.gbound == view.gbound &&
+        ir_shape_eq(&g->nodes[en->src[0]].shape, &en->shape))
+      e.r = en->src[0];
+  }
   ir_ref idx = index_in(g, e, &shape);
   ir_node x;
   memset(&x, 0, sizeof x);
@@ -216,6 +226,29 @@ static bool rewrite_one(ir_graph *g, ir_ref r) {
 void ir_mark_index_strict(ir_graph *g, ir_ref r) {
   while (r >= 0 && r < g->nnodes && g->nodes[r].op == IR_VIEW && g->nodes[r].nsrc == 1) r = g->nodes[r].src[0];
   if (r >= 0 && r < g->nnodes && g->nodes[r].reduce) g->nodes[r].strict_index = true;
+}
+
+ir_ref ir_check_index(ir_graph *g, ir_ref e, int64_t bound) {
+  if (!ir_refs_ok(g, 1, &e)) return IR_NONE;
+  if (g->nodes[e].dtype != IR_I64) return ir_fail(g, "internal: index check of a non-int64 value"), IR_NONE;
+  int64_t zero = 0;
+  ir_ref z = ir_const(g, "index_check", IR_I64, ir_shape_make(1, (int64_t[]){1}), &zero);
+  if (z == IR_NONE) return IR_NONE;
+  ir_node x;
+  memset(&x, 0, sizeof x);
+  x.op = IR_VIEW;
+  x.dtype = IR_I64;
+  x.shape = g->nodes[e].shape;
+  x.nsrc = 2;
+  x.src[0] = z;
+  x.src[1] = e;
+  x.view = ir_view_contiguous(&x.shape);
+  memset(x.view.stride, 0, sizeof x.view.stride);
+  x.view.gather = x.view.gstrict = true;
+  x.view.gstride = 0;
+  x.view.gbound = bound;
+  x.label = g->label;
+  return ir_binary(g, IR_ADD, e, ir_add_node(g, &x));
 }
 
 int ir_rewrite_gather(ir_graph *g) {

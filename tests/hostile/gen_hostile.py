@@ -447,3 +447,18 @@ save("maxpool_kernel_2pow24.onnx", model([h.make_node("MaxPool", ["x"], ["y"], k
                                                       pads=[1 << 24, 1 << 24])], [vi("x", F, (1, 1, 4))],
                                          [vi("y", F, ())]))
 save("lrn_size_huge.onnx", model([h.make_node("LRN", ["x"], ["y"], size=1 << 40)], [x4], [vi("y", F, ())]))
+# Indices checked per component against their own axis (GatherND took
+# [[0,5]] of data[3,4] as flat offset 5 = data[1][1]; ScatterND the same,
+# [[3,0]] was dropped; Gather with --no-rewrite read 0): the index error at
+# run time (tests/CMakeLists.txt, hostile_index_*).
+d34 = vi("d", F, (3, 4))
+save("gathernd_idx.onnx", model([h.make_node("GatherND", ["d", "i"], ["y"])], [d34, vi("i", I64, (1, 2))],
+                                [vi("y", F, (1,))]))
+save("scatternd_idx.onnx", model([h.make_node("ScatterND", ["d", "i", "u"], ["y"])], [d34, vi("i", I64, (1, 2))],
+                                 [vi("y", F, (3, 4))], [numpy_helper.from_array(np.ones(1, np.float32), "u")]))
+save("gather_idx.onnx", model([h.make_node("Gather", ["d", "i"], ["y"], axis=1)], [d34, vi("i", I64, (2,))],
+                              [vi("y", F, (3, 2))]))
+write_pb("index_d.pb", np.arange(12, dtype=np.float32).reshape(3, 4), "d")
+for nm, tup in (("0_5", [[0, 5]]), ("2_m8", [[2, -8]]), ("3_0", [[3, 0]])):
+    write_pb("index_nd_%s.pb" % nm, np.array(tup, np.int64), "i")
+write_pb("index_gather_4.pb", np.array([1, 4], np.int64), "i")
