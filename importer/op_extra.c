@@ -698,7 +698,8 @@ static int lower_topk(imp_node *n) {
   if (n->opset < 10) kk = imp_attr_i(n, "k", -1);
   else if (imp_const_ints(n, 1, &kk, 1) != 1) return imp_fail(n, "k must be a compile-time constant");
   int64_t N = s.d[a];
-  if (kk < 0 || kk > N) return imp_fail(n, "k=%lld out of range", (long long)kk);
+  if (kk < 0 || (!ir_dim_is_sym(N) && kk > N)) return imp_fail(n, "k=%lld out of range", (long long)kk);
+  if (ir_dim_is_sym(N) && ir_assume_nonneg(g, ir_dim_sub(N, kk), "TopK's k fits the axis")) return -1;
   bool largest = imp_attr_i(n, "largest", 1) != 0;
   ir_ref xi = ir_view_unsqueeze(g, x, r), xj = axis_to_last(g, x, r, a);
   ir_ref ii = ir_iota(g, unit_shape(r + 1, a, N), a), jj = ir_iota(g, unit_shape(r + 1, r, N), r);
@@ -887,7 +888,7 @@ const imp_op_entry imp_ops_extra[] = {
     {"ScatterElements", lower_scatter_elements, 0},
     {"Scatter", lower_scatter_elements, 0},
     {"ScatterND", lower_scatter_nd, 0},
-    {"TopK", lower_topk, 0},
+    {"TopK", lower_topk, IMP_SYM},
     {"Einsum", lower_einsum, 0},
     {NULL, NULL, 0},
 };

@@ -311,6 +311,14 @@ static int lower_slice(imp_node *n) {
 static int split_sizes(imp_node *n, int64_t d, int64_t *sizes, int max) {
   int cnt = ints_arg(n, n->opset >= 13, 1, "split", sizes, max);
   if (cnt == -2) return -1;
+  if (ir_dim_is_sym(d)) { /* equal parts that divide the axis exactly (2*H in two) */
+    int64_t each;
+    int parts = (int)imp_attr_i(n, "num_outputs", imp_nout(n));
+    if (cnt >= 0 || parts <= 0 || parts > max || !ir_dim_div_exact(d, parts, &each))
+      return imp_fail_sym(n, d, "a split of a symbolic axis other than in equal exact parts");
+    for (int i = 0; i < parts; i++) sizes[i] = each;
+    return parts;
+  }
   if (cnt >= 0) {
     int64_t sum = 0;
     for (int i = 0; i < cnt; i++) {
@@ -344,7 +352,7 @@ static int lower_split(imp_node *n) {
   for (int i = 0; i < cnt; i++) {
     if (imp_has_out(n, i) && imp_set_out(n, i, slice_axis(n->g, x, axis, at, 1, sizes[i])))
       return -1;
-    at += sizes[i];
+    at = ir_dim_add(at, sizes[i]);
   }
   return 0;
 }
@@ -372,7 +380,8 @@ static int lower_tile(imp_node *n) {
   if (cnt != s.rank) return imp_fail(n, "repeats has %d entries for rank %d", cnt, s.rank);
   for (int i = 0; i < s.rank; i++) {
     if (rep[i] < 0) return imp_fail(n, "negative repeat");
-    if (rep[i] && s.d[i] > INT64_MAX / 16 / rep[i]) return imp_fail(n, "the tiled size overflows");
+    if (rep[i] && !ir_dim_is_sym(s.d[i]) && s.d[i] > INT64_MAX / 16 / rep[i])
+      return imp_fail(n, "the tiled size overflows");
     if (rep[i] != 1) {
       if (u.rank >= IR_MAX_RANK) return imp_fail(n, "too many repeated axes");
       u.d[u.rank] = 1;
@@ -381,7 +390,7 @@ static int lower_tile(imp_node *n) {
     if (u.rank >= IR_MAX_RANK) return imp_fail(n, "too many repeated axes");
     u.d[u.rank] = s.d[i];
     e.d[u.rank++] = s.d[i];
-    o.d[i] = s.d[i] * rep[i];
+    o.d[i] = ir_dim_mul(s.d[i], rep[i]); /* symbolic: IR_DIM_INVALID on overflow, refused */
   }
   e.rank = u.rank;
   ir_graph *g = n->g;
@@ -543,7 +552,7 @@ static int lower_flatten(imp_node *n) {
 const imp_op_entry imp_ops_shape[] = {
     {"Reshape", lower_reshape, IMP_SYM}, {"Transpose", lower_transpose, IMP_SYM}, {"Unsqueeze", lower_unsqueeze, IMP_SYM},
     {"Squeeze", lower_squeeze, IMP_SYM}, {"Concat", lower_concat, IMP_SYM},       {"Slice", lower_slice, IMP_SYM},
-    {"Split", lower_split, 0},     {"Expand", lower_expand, IMP_SYM},       {"Tile", lower_tile, 0},
+    {"Split", lower_split, IMP_SYM},     {"Expand", lower_expand, IMP_SYM},       {"Tile", lower_tile, IMP_SYM},
     {"Pad", lower_pad, IMP_SYM},         {"Trilu", lower_trilu, IMP_SYM},         {"Flatten", lower_flatten, IMP_SYM},
     {NULL, NULL, 0},
 };

@@ -8,7 +8,7 @@ the concatenation -> g [1, 16, 1, 1]. Every size is a polynomial of H and W
 (stride 1 windows, whole-scale nearest resize), so one symbolic compile
 serves every input size.
 
-Also OUT/unnamed.onnx, the same with H and W unnamed, and OUT/strided.onnx, a stride-2 conv over H and W (see Strided).
+Also OUT/ops.onnx (Split, Tile, TopK over H and W, see ops_model), OUT/unnamed.onnx, the same with H and W unnamed, and OUT/strided.onnx, a stride-2 conv over H and W (see Strided).
 
 Writes OUT/model.onnx and OUT/test_data_set_K/{input_0,output_J}.pb for
 each --shapes entry; output_J.pb are onnxruntime's outputs (runtime/ort/
@@ -61,6 +61,29 @@ class Strided(nn.Module):
         return F.relu(self.c(x))
 
 
+def ops_model(path):
+    """Split, Tile and TopK over [1, 4, H, W], written with onnx.helper
+    (PyTorch traces chunk sizes as a floor division or a constant): the
+    concatenation [x, 2x] along W split in two equal halves, their
+    difference's top 2 channels, tiled twice along H."""
+    from onnx import helper, TensorProto
+    two = numpy_helper.from_array(np.array(2.0, np.float32), "two")
+    k = numpy_helper.from_array(np.array([2], np.int64), "k")
+    reps = numpy_helper.from_array(np.array([1, 1, 2, 1], np.int64), "reps")
+    nodes = [helper.make_node("Mul", ["x", "two"], ["x2"]),
+             helper.make_node("Concat", ["x", "x2"], ["wide"], axis=3),
+             helper.make_node("Split", ["wide"], ["a", "b"], axis=3),
+             helper.make_node("Sub", ["a", "b"], ["d"]),
+             helper.make_node("TopK", ["d", "k"], ["tv", "i"], axis=1),
+             helper.make_node("Tile", ["tv", "reps"], ["v"])]
+    g = helper.make_graph(nodes, "ops", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, "H", "W"])],
+                          [helper.make_tensor_value_info("v", TensorProto.FLOAT, [1, 2, "H2", "W"]),
+                           helper.make_tensor_value_info("i", TensorProto.INT64, [1, 2, "H", "W"])], [two, k, reps])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default=os.path.join(HERE, "convnet"))
@@ -79,6 +102,7 @@ def main():
     for k in (2, 3):
         un.graph.input[0].type.tensor_type.shape.dim[k].Clear()
     onnx.save(un, os.path.join(a.out, "unnamed.onnx"))
+    ops_model(os.path.join(a.out, "ops.onnx"))
     torch.onnx.export(Strided().eval(), torch.randn(1, 3, 8, 8), os.path.join(a.out, "strided.onnx"),
                       opset_version=13, input_names=["x"], output_names=["y"],
                       dynamic_axes={"x": {2: "H", 3: "W"}})
