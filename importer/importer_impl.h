@@ -98,6 +98,9 @@ int imp_axis(imp_node *n, int64_t axis, int rank);
 const ir_shape *imp_shape(imp_node *n, ir_ref r);
 ir_dtype imp_dtype(imp_node *n, ir_ref r);
 
+/* The memory limit (--max-memory; tensor.c). */
+size_t imp_mem_limit(void);
+
 /* The deepest nesting of messages a model may have (an If's graph's node's
  * attribute's graph... is 3 levels per If; TypeProto nests per sequence
  * or map level): the limit of Python's protobuf, far past real models. */

@@ -311,12 +311,15 @@ static int64_t first_neighbor(double xp, int nc, int64_t len) {
   return lo;
 }
 
-/* Weights W[out][in] of the 1-D resampling of one axis, and the outputs
- * that fall outside the crop (tf_crop_and_resize). */
-static void axis_weights(const resize_opts *o, int64_t in, int64_t out, double scale, double r0, double r1,
-                         double *w, bool *outside) {
-  memset(w, 0, sizeof(double) * (size_t)(in * out));
+/* The 1-D resampling of one axis as at most 4 taps per output: output x
+ * reads input idx[k][x] with weight w[k][x] (k < *ntaps), and the outputs
+ * that fall outside the crop (tf_crop_and_resize). O(out) memory: a dense
+ * in x out matrix took 8 GiB at compile time for a 4096 -> 262144 upsample. */
+static void axis_taps(const resize_opts *o, int64_t in, int64_t out, double scale, double r0, double r1,
+                      int64_t *idx[4], double *w[4], int *ntaps, bool *outside) {
+  *ntaps = o->mode == M_NEAREST ? 1 : o->mode == M_LINEAR ? 2 : 4;
   for (int64_t x = 0; x < out; x++) {
+    for (int k = 0; k < *ntaps; k++) idx[k][x] = 0, w[k][x] = 0;
     double xo = src_coord(o, (double)x, in, scale, r0, r1, &outside[x]);
     if (outside[x]) continue;
     double fl = floor(xo), r = xo == fl ? 1 : xo - fl, c[4];
@@ -324,44 +327,65 @@ static void axis_weights(const resize_opts *o, int64_t in, int64_t out, double s
     int64_t s = first_neighbor(xo + pad, nc, in + 2 * pad);
     double tot = 0;
     for (int k = 0; k < nc; k++) {
-      int64_t idx = s + k - pad;
-      if (o->exclude_outside && (idx < 0 || idx >= in)) c[k] = 0;
+      int64_t i = s + k - pad;
+      if (o->exclude_outside && (i < 0 || i >= in)) c[k] = 0;
       tot += c[k];
     }
-    for (int k = 0; k < nc; k++) {
-      int64_t idx = s + k - pad;
-      idx = idx < 0 ? 0 : idx >= in ? in - 1 : idx;
-      w[x * in + idx] += o->exclude_outside ? c[k] / tot : c[k];
+    for (int k = 0, t = 0; k < nc; k++) {
+      int64_t i = s + k - pad;
+      i = i < 0 ? 0 : i >= in ? in - 1 : i;
+      double v = o->exclude_outside ? c[k] / tot : c[k];
+      if (o->mode == M_NEAREST) { /* one tap: the input with weight 1 */
+        if (v != 0) idx[0][x] = i, w[0][x] = v;
+        continue;
+      }
+      idx[t][x] = i, w[t][x] = v, t++;
     }
   }
 }
 
-/* out = SUM_v W[o, v] * x[..., v, ...] along `axis` (a one-hot select for
- * nearest, which keeps any dtype and non-finite values exact). */
-static ir_ref apply_axis(imp_node *n, ir_ref x, int axis, const double *w, int64_t in, int64_t out, bool nearest) {
-  ir_graph *g = n->g;
-  ir_shape s = shape_of(n, x);
-  int rank = s.rank + 1;
-  ir_shape ws = {.rank = rank};
-  for (int i = 0; i < rank; i++) ws.d[i] = i == axis ? out : i == axis + 1 ? in : 1;
-  ir_ref xv = ir_view_unsqueeze(g, x, axis);
-  int64_t cnt = in * out;
-  ir_ref r;
-  if (nearest) {
-    bool *hit = malloc((size_t)cnt);
-    for (int64_t i = 0; i < cnt; i++) hit[i] = w[i] != 0;
-    ir_ref h = ir_const(g, "resize_hit", IR_BOOL, ws, hit);
-    free(hit);
-    r = ir_where(g, h, xv, K(g, x, 0));
-  } else {
-    ir_dtype t = dt(g, x);
-    void *buf = malloc((size_t)cnt * ir_dtype_size(t));
-    for (int64_t i = 0; i < cnt; i++) ir_elem_set_f(t, buf, i, w[i]);
-    ir_ref c = ir_const(g, "resize_w", t, ws, buf);
-    free(buf);
-    r = ir_binary(g, IR_MUL, xv, c);
+/* Is the resampling the identity (every output reads its own input with
+ * weight 1, nothing else)? */
+static bool taps_identity(int64_t in, int64_t out, int64_t *idx[4], double *w[4], int ntaps) {
+  if (in != out) return false;
+  for (int64_t x = 0; x < out; x++) {
+    double self = 0;
+    for (int k = 0; k < ntaps; k++) {
+      if (idx[k][x] == x) self += w[k][x];
+      else if (w[k][x] != 0) return false;
+    }
+    if (self != 1.0) return false;
   }
-  return ir_sum(g, r, 1u << (axis + 1), false);
+  return true;
+}
+
+static ir_ref select_sum(imp_node *n, ir_ref hit, ir_ref v, int axis);
+
+/* out[o] = SUM_k w[k][o] * x[..., idx[k][o], ...] along `axis`: per tap, a
+ * one-hot select over the input axis (the gather rewrite makes it an
+ * indexed read); nearest has one tap of weight 1 and no MUL, which keeps
+ * any dtype and non-finite values exact. */
+static ir_ref apply_axis(imp_node *n, ir_ref x, int axis, int64_t *idx[4], double *w[4], int ntaps, int64_t in,
+                         int64_t out) {
+  ir_graph *g = n->g;
+  int rank = shape_of(n, x).rank + 1;
+  ir_shape os = unit_shape(rank, axis, out);
+  ir_ref xv = ir_view_unsqueeze(g, x, axis), iota = ir_iota(g, unit_shape(rank, axis + 1, in), axis + 1);
+  ir_dtype t = dt(g, x);
+  ir_ref sum = IR_NONE;
+  void *buf = malloc((size_t)out * 8);
+  if (!buf) return imp_fail(n, "out of memory for %lld resize weights", (long long)out), IR_NONE;
+  for (int k = 0; k < ntaps; k++) {
+    ir_ref ik = ir_const(g, "resize_index", IR_I64, os, idx[k]);
+    ir_ref tap = ir_view_squeeze(g, select_sum(n, ir_eq(g, iota, ik), xv, axis + 1), axis + 1);
+    if (ntaps > 1) {
+      for (int64_t i = 0; i < out; i++) ir_elem_set_f(t, buf, i, w[k][i]);
+      tap = ir_binary(g, IR_MUL, tap, ir_view_squeeze(g, ir_const(g, "resize_w", t, os, buf), axis + 1));
+    }
+    sum = k == 0 ? tap : ir_binary(g, IR_ADD, sum, tap);
+  }
+  free(buf);
+  return sum;
 }
 
 static bool parse_resize_opts(imp_node *n, resize_opts *o, bool legacy) {
@@ -434,20 +458,32 @@ static int resize_common(imp_node *n, ir_ref x, const resize_opts *o, const doub
       continue;
     }
     if (out < 1 || in < 1) return imp_fail(n, "empty resize on axis %d", a);
-    double *w = malloc(sizeof(double) * (size_t)(in * out));
-    bool *outside = malloc((size_t)out), identity = in == out, any_out = false;
-    axis_weights(o, in, out, scale[a], roi ? roi[a] : 0, roi ? roi[r + a] : 1, w, outside);
-    for (int64_t i = 0; i < out; i++) {
-      any_out |= outside[i];
-      for (int64_t j = 0; identity && j < in; j++) identity = w[i * in + j] == (i == j ? 1.0 : 0.0);
+    /* the tables (4 indices and weights and a flag per output) are counted
+     * against the memory limit before they are allocated */
+    int64_t bytes;
+    if (ir_mul_ov(out, 4 * 16 + 1, &bytes) || (uint64_t)bytes > imp_mem_limit())
+      return imp_fail(n, "resizing axis %d to %lld needs more than the memory limit (%zu bytes; see --max-memory)",
+                      a, (long long)out, imp_mem_limit());
+    int64_t *idx[4] = {0};
+    double *w[4] = {0};
+    bool *outside = malloc((size_t)out), ok = outside != NULL, any_out = false;
+    for (int k = 0; k < 4; k++) {
+      ok &= (idx[k] = malloc((size_t)out * sizeof **idx)) != NULL;
+      ok &= (w[k] = malloc((size_t)out * sizeof **w)) != NULL;
     }
-    if (!identity || any_out) y = apply_axis(n, y, a, w, in, out, o->mode == M_NEAREST);
-    if (crop && any_out) {
-      ir_ref m = ir_const(g, "resize_out", IR_BOOL, unit_shape(r, a, out), outside);
-      mask = mask == IR_NONE ? m : ir_binary(g, IR_OR, mask, m);
+    int ntaps = 0;
+    if (ok) {
+      axis_taps(o, in, out, scale[a], roi ? roi[a] : 0, roi ? roi[r + a] : 1, idx, w, &ntaps, outside);
+      for (int64_t i = 0; i < out; i++) any_out |= outside[i];
+      if (!taps_identity(in, out, idx, w, ntaps) || any_out) y = apply_axis(n, y, a, idx, w, ntaps, in, out);
+      if (crop && any_out) {
+        ir_ref m = ir_const(g, "resize_out", IR_BOOL, unit_shape(r, a, out), outside);
+        mask = mask == IR_NONE ? m : ir_binary(g, IR_OR, mask, m);
+      }
     }
-    free(w);
+    for (int k = 0; k < 4; k++) free(idx[k]), free(w[k]);
     free(outside);
+    if (!ok) return imp_fail(n, "out of memory resizing axis %d to %lld", a, (long long)out);
   }
   if (mask != IR_NONE) y = ir_where(g, mask, K(g, y, imp_attr_f(n, "extrapolation_value", 0.0)), y);
   return imp_set_out(n, 0, y == x ? ir_move(g, x) : y);

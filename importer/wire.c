@@ -13,8 +13,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-size_t imp_mem_limit(void);
-
 /* What one decoded element costs besides its own bytes: protobuf-c's scan
  * record for the field occurrence and the pointer or slot in its array
  * (an upper bound, so the check errs on the safe side). */

@@ -462,3 +462,12 @@ write_pb("index_d.pb", np.arange(12, dtype=np.float32).reshape(3, 4), "d")
 for nm, tup in (("0_5", [[0, 5]]), ("2_m8", [[2, -8]]), ("3_0", [[3, 0]])):
     write_pb("index_nd_%s.pb" % nm, np.array(tup, np.int64), "i")
 write_pb("index_gather_4.pb", np.array([1, 4], np.int64), "i")
+# Resize: a 4096 -> 262144 linear upsample (1 MiB output) took a dense
+# 8 GiB weight matrix at compile time; 2^31 -> 2^30 wrapped in * out.
+def resize_model(name, n_in, n_out, mode):
+    save(name, model([h.make_node("Resize", ["x", "", "", "s"], ["y"], mode=mode)], [vi("x", F, (1, n_in))],
+                     [vi("y", F, (1, n_out))], [ints("s", [1, n_out])]))
+
+
+resize_model("resize_4096_262144.onnx", 4096, 262144, "linear")
+resize_model("resize_wrap.onnx", 1 << 31, 1 << 30, "nearest")
