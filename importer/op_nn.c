@@ -300,7 +300,12 @@ static ir_ref conv_taps(ir_graph *g, ir_ref x5, ir_ref wt, const window *w, ir_s
   conv_input ci = ir_failed(g) ? (conv_input){.ph = IR_NONE} : conv_phases(g, x5, w);
   ir_ref xp = ci.ph == IR_NONE ? pad_spatial(g, x5, w, 0.0) : IR_NONE;
   ir_ref w5 = ir_view_reshape(g, wt, wr);
-  ir_ref acc = IR_NONE;
+  /* Without a channel sum (depthwise) each output is a chain of one FMA per
+   * tap, latency-bound: 4 interleaved chains, added at the end (the
+   * MobileNetV3-small-like net of make_cnn.py: 2.6 -> 2.25 ms). With a
+   * channel sum the rows of a register block are independent chains already. */
+  ir_ref acc[4] = {IR_NONE, IR_NONE, IR_NONE, IR_NONE};
+  int chains = wr.d[3] == 1 && tap_count(w) > 4 ? 4 : 1;
   int64_t kidx[MAX_SP] = {0};
   for (int64_t t = 0; t < tap_count(w) && !ir_failed(g); t++) {
     tap_index(w, t, kidx);
@@ -309,9 +314,11 @@ static ir_ref conv_taps(ir_graph *g, ir_ref x5, ir_ref wt, const window *w, ir_s
     for (int i = 0; i < w->nsp; i++) start[4 + i] = kidx[i];
     ir_ref wtap = ir_view_slice(g, w5, start, step, len);
     ir_ref prod = ir_binary(g, IR_MUL, conv_tap(g, &ci, xp, w, kidx), wtap);
-    acc = t == 0 ? prod : ir_binary(g, IR_ADD, acc, prod);
+    ir_ref *a = &acc[t % chains];
+    *a = *a == IR_NONE ? prod : ir_binary(g, IR_ADD, *a, prod);
   }
-  return ir_reduce(g, IR_ADD, acc, 1u << 3);
+  for (int j = 1; j < chains; j++) acc[0] = ir_binary(g, IR_ADD, acc[0], acc[j]);
+  return ir_reduce(g, IR_ADD, acc[0], 1u << 3);
 }
 
 /* Conv: one of the two forms above, then the bias. */
