@@ -19,6 +19,7 @@ typedef struct {
   bool simd; /* O2C_SIMD_SUM is used */
   bool nounroll; /* O2C_NOUNROLL is used */
   bool exp2;     /* o2c_exp2f is used */
+  bool half;     /* float16/bfloat16 conversions are used */
   uint32_t selects; /* o2c_sel_<dtype> is used: bit per dtype */
 } cg_out;
 
@@ -60,6 +61,8 @@ typedef struct {
 
 /* The C text of o2c_exp2f, printed into files that use it (program.c). */
 extern const char cg_exp2f_src[];
+/* The C text of the float16/bfloat16 conversions (program.c). */
+extern const char cg_half_src[];
 
 void cg_printf(cg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cg_line(cg_buf *b, int depth, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

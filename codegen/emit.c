@@ -25,6 +25,7 @@ const char *cg_ctype(ir_dtype t) {
   case IR_U32: return "uint32_t";
   case IR_U64: return "uint64_t";
   case IR_BOOL: return "uint8_t";
+  case IR_BF16: return "uint16_t";
   default: return "void";
   }
 }
@@ -224,6 +225,32 @@ static const char *fsuffix(ir_dtype t) {
   return t == IR_F32 ? "f" : "";
 }
 
+static bool is_half(ir_dtype t) {
+  return t == IR_F16 || t == IR_BF16;
+}
+
+/* A CAST from or to a 16-bit float goes through float32 (program.c prints
+ * the conversions, o2c_h2f ...); from anything wider than float it rounds
+ * once, from double. */
+static void render_half_cast(cg_kernel *c, cg_buf *o, ir_dtype from, ir_dtype to, const char *x) {
+  c->out->half = true;
+  if (is_half(from)) {
+    const char *f = from == IR_F16 ? "o2c_h2f" : "o2c_b2f";
+    if (is_half(to))
+      cg_printf(o, "%s(%s(%s))", to == IR_F16 ? "o2c_f2h" : "o2c_f2b", f, x);
+    else if (to == IR_BOOL)
+      cg_printf(o, "(%s(%s) != 0)", f, x);
+    else if (!ir_dtype_is_float(to))
+      cg_printf(o, "cast_f32_%s(%s(%s))", ir_dtype_name(to), f, x), cg_need_cast(c->out, IR_F32, to);
+    else
+      cg_printf(o, "((%s)%s(%s))", cg_ctype(to), f, x);
+  } else if (from == IR_F32) {
+    cg_printf(o, "%s(%s)", to == IR_F16 ? "o2c_f2h" : "o2c_f2b", x);
+  } else {
+    cg_printf(o, "%s((double)%s)", to == IR_F16 ? "o2c_d2h" : "o2c_d2b", x);
+  }
+}
+
 static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *idx) {
   const char *T = cg_ctype(n->dtype);
   ir_dtype st = ir_node_get(c->p->g, n->src[0])->dtype;
@@ -250,7 +277,9 @@ static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *id
   case IR_SIN: cg_printf(o, "sin%s(%s)", fsuffix(n->dtype), a[0].s); break;
   case IR_NOT: cg_printf(o, "(!%s)", a[0].s); break;
   case IR_CAST:
-    if (n->dtype == IR_BOOL)
+    if (is_half(st) || is_half(n->dtype))
+      render_half_cast(c, o, st, n->dtype, a[0].s);
+    else if (n->dtype == IR_BOOL)
       cg_printf(o, "(%s != 0)", a[0].s);
     else if (fl && !ir_dtype_is_float(n->dtype))
       cg_printf(o, "cast_%s_%s(%s)", ir_dtype_name(st), ir_dtype_name(n->dtype), a[0].s),

@@ -118,6 +118,7 @@ static void emit_select(FILE *f, ir_dtype t) {
 
 static void emit_helpers(FILE *f, const cg_out *o) {
   if (o->exp2) fputs(cg_exp2f_src, f);
+  if (o->half) fputs(cg_half_src, f);
   for (int t = 0; t < IR_DTYPE_COUNT; t++)
     if (o->selects & (1u << t)) emit_select(f, (ir_dtype)t);
   for (int t = 0; t < IR_DTYPE_COUNT; t++) {

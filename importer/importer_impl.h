@@ -97,6 +97,9 @@ ir_ref imp_wrap_indices(imp_node *n, ir_ref idx, int64_t v);
 int imp_axis(imp_node *n, int64_t axis, int rank);
 const ir_shape *imp_shape(imp_node *n, ir_ref r);
 ir_dtype imp_dtype(imp_node *n, ir_ref r);
+/* IR_F16 or IR_BF16 when input `i` is an ONNX 16-bit float (held as
+ * float32, see load.c), else IR_F32. */
+ir_dtype imp_half_in(imp_node *n, int i);
 
 /* The memory limit (--max-memory; tensor.c). */
 size_t imp_mem_limit(void);

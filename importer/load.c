@@ -17,6 +17,7 @@ size_t imp_mem_limit(void);
 typedef struct {
   const char *name;
   ir_ref ref;
+  uint8_t half; /* IR_F16 or IR_BF16: an ONNX 16-bit float held as float32 (0: none) */
 } value;
 
 struct imp_ctx {
@@ -345,14 +346,72 @@ ir_dtype imp_dtype(imp_node *n, ir_ref r) {
   return ir_node_get(n->g, r)->dtype;
 }
 
+/* ---- 16-bit floats ----
+ * ONNX float16 and bfloat16 values are held as float32 in the graph, each
+ * marked with its ONNX type, and computed in float32: graph inputs are
+ * converted on load, graph outputs rounded on store, and a Cast (CastLike)
+ * to a 16-bit type rounds there and back. Between other ops nothing is
+ * rounded, as onnxruntime does on the CPU for ops without float16 kernels
+ * (docs/DESIGN.md, "16-bit floats"). */
+
+/* Converts a decoded float16/bfloat16 tensor to float32 in place; returns
+ * its 16-bit type, or IR_F32 when it was not one. */
+static ir_dtype widen_half(imp_tensor *x) {
+  ir_dtype h = x->dtype;
+  if (h != IR_F16 && h != IR_BF16) return IR_F32;
+  int64_t N = (int64_t)ir_shape_numel(&x->shape);
+  float *f = malloc(N ? (size_t)N * sizeof *f : 1);
+  if (!f) abort();
+  for (int64_t i = 0; i < N; i++) f[i] = (float)ir_elem_f(h, x->data, i);
+  free(x->data);
+  x->data = f;
+  x->dtype = IR_F32;
+  x->bytes = (size_t)N * sizeof *f;
+  return h;
+}
+
+static ir_dtype half_of_onnx(int64_t t) {
+  int d = imp_dtype_from_onnx((int)t);
+  return d == IR_F16 || d == IR_BF16 ? (ir_dtype)d : IR_F32;
+}
+
+static void set_half(imp_ctx *c, const char *name, ir_dtype h) {
+  lookup(c, name)->half = h == IR_F32 ? 0 : (uint8_t)h;
+}
+
+ir_dtype imp_half_in(imp_node *n, int i) {
+  value *v = imp_has_in(n, i) ? lookup(n->ctx, n->proto->input[i]) : NULL;
+  return v && v->half ? (ir_dtype)v->half : IR_F32;
+}
+
+/* The 16-bit float type of a node's float outputs, or IR_F32: what a
+ * `to`/`dtype` attribute or a tensor `value` attribute says when the node
+ * has one, CastLike's second input, else its first 16-bit float input
+ * (ONNX ops give their float outputs their inputs' float type). */
+static ir_dtype node_half(imp_node *n) {
+  const Onnx__AttributeProto *a;
+  if ((a = attr(n, "to")) || (a = attr(n, "dtype"))) return half_of_onnx(a->i);
+  if ((a = attr(n, "value")) && a->t) return half_of_onnx(a->t->data_type);
+  if (n->proto->op_type && !strcmp(n->proto->op_type, "CastLike")) return imp_half_in(n, 1);
+  for (int i = 0; i < imp_nin(n); i++)
+    if (imp_half_in(n, i) != IR_F32) return imp_half_in(n, i);
+  return IR_F32;
+}
+
+/* Output `v` of node `n` gets the node's 16-bit type `h`: marked, and, for
+ * a Cast or CastLike from another type, rounded to it. */
+static void mark_half(imp_node *n, value *v, ir_dtype h) {
+  const char *op = n->proto->op_type ? n->proto->op_type : "";
+  if (h == IR_F32 || ir_node_get(n->g, v->ref)->dtype != IR_F32) return;
+  v->half = (uint8_t)h;
+  if ((!strcmp(op, "Cast") || !strcmp(op, "CastLike")) && imp_half_in(n, 0) != h)
+    v->ref = ir_cast(n->g, ir_cast(n->g, v->ref, h), IR_F32);
+}
+
 ir_ref imp_tensor_const(imp_ctx *c, const Onnx__TensorProto *t, char *err, size_t errlen) {
   imp_tensor x;
   if (imp_tensor_from_proto(t, c->dir, &x, err, errlen)) return IR_NONE;
-  if (x.dtype == IR_F16) {
-    snprintf(err, errlen, "tensor '%s': float16 is not supported in models yet", x.name);
-    imp_tensor_free(&x);
-    return IR_NONE;
-  }
+  widen_half(&x);
   if (!const_budget(c, x.bytes, err, errlen) ||
       check_plain(c, x.dtype, x.data, (int64_t)ir_shape_numel(&x.shape), x.name, err, errlen)) {
     imp_tensor_free(&x);
@@ -519,11 +578,13 @@ static int add_frozen(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t 
       imp_tensor_free(&t);
       return -1;
     }
-    ir_ref r = found && t.dtype != IR_F16 ? ir_const(c->g, name, t.dtype, t.shape, t.data) : IR_NONE;
+    ir_dtype h = widen_half(&t);
+    ir_ref r = found ? ir_const(c->g, name, t.dtype, t.shape, t.data) : IR_NONE;
     imp_tensor_free(&t);
     if (!found) return ctx_fail(c, err, n, "--freeze %s: the graph has no input '%s'", spec, name);
     if (r == IR_NONE) return ctx_fail(c, err, n, "--freeze %s: unsupported tensor", spec);
     define(c, ir_strdup(c->g, name), r);
+    set_half(c, name, h);
   }
   return 0;
 }
@@ -593,7 +654,7 @@ static int add_inputs(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t 
       return ctx_fail(c, err, n, "graph input '%s' is not a tensor", vi->name);
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     int dt = imp_dtype_from_onnx(tt->elem_type);
-    if (dt < 0 || dt == IR_F16)
+    if (dt < 0)
       return ctx_fail(c, err, n, "graph input '%s': element type %d is not supported", vi->name, tt->elem_type);
     if (!tt->shape) return ctx_fail(c, err, n, "graph input '%s' has no shape", vi->name);
     if (tt->shape->n_dim > IR_MAX_RANK) return ctx_fail(c, err, n, "graph input '%s': rank too high", vi->name);
@@ -614,8 +675,10 @@ static int add_inputs(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t 
       }
     }
     ir_ref r = ir_input(c->g, vi->name, (ir_dtype)dt, s);
+    if (half_of_onnx(tt->elem_type) != IR_F32) r = ir_cast(c->g, r, IR_F32); /* converted on load */
     if (r == IR_NONE) return ctx_fail(c, err, n, "graph input '%s': %s", vi->name, ir_error(c->g));
     define(c, vi->name, r);
+    set_half(c, vi->name, half_of_onnx(tt->elem_type));
   }
   return 0;
 }
@@ -704,6 +767,7 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
     if (twice) imp_fail(&node, "output '%s' is already defined (value names must be unique)", np->output[i]);
   }
   if (fn && !c->node_failed) fn(&node);
+  ir_dtype half = fn && !c->node_failed ? node_half(&node) : IR_F32;
   for (int i = 0; !c->node_failed && !ir_failed(c->g) && i < imp_nout(&node); i++) {
     if (!imp_has_out(&node, i)) continue;
     value *v = lookup(c, np->output[i]);
@@ -711,6 +775,7 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
       imp_fail(&node, "output %d ('%s') was not produced", i, np->output[i]);
       break;
     }
+    mark_half(&node, v, half);
     /* Every output must have a valid shape that fits in memory: refused
      * here, before anything downstream sizes buffers or folds it. */
     const ir_node *x = ir_node_get(c->g, v->ref);
@@ -920,6 +985,7 @@ static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t
       return ctx_fail(c, err, n, "initializer %zu: name '%s' is already defined (value names must be unique)", i,
                       gp->initializer[i]->name ? gp->initializer[i]->name : "");
     define(c, gp->initializer[i]->name ? gp->initializer[i]->name : "", r);
+    set_half(c, gp->initializer[i]->name ? gp->initializer[i]->name : "", half_of_onnx(gp->initializer[i]->data_type));
     /* the graph holds its own copy: release the decoded bytes now, so a
      * large model is not held twice while the rest is lowered */
     Onnx__TensorProto *t = gp->initializer[i];
@@ -935,7 +1001,12 @@ static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t
     const char *name = gp->output[i]->name ? gp->output[i]->name : "";
     value *v = lookup(c, name);
     if (!v) return ctx_fail(c, err, n, "graph output '%s' is never produced", name);
-    ir_mark_output(c->g, v->ref, name);
+    const Onnx__TypeProto *tp = gp->output[i]->type;
+    ir_dtype h = tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type
+                     ? half_of_onnx(tp->tensor_type->elem_type) : IR_F32;
+    if (h == IR_F32 && v->half) h = (ir_dtype)v->half;
+    bool store_half = h != IR_F32 && ir_node_get(c->g, v->ref)->dtype == IR_F32; /* converted on store */
+    ir_mark_output(c->g, store_half ? ir_cast(c->g, v->ref, h) : v->ref, name);
   }
   if (!gp->n_output) return ctx_fail(c, err, n, "the graph has no outputs");
   return c->has_syms ? check_sym_data(c, err, n) : 0;

@@ -14,32 +14,28 @@ static const char *onnx_type_name(int64_t t) {
 }
 
 /* An ONNX data type (attribute `to`, `dtype`) as an ir dtype the runtime
- * handles; float16, bfloat16, strings and the rest are refused. */
+ * handles; float16 and bfloat16 are computed as float32 (rounded after the
+ * node, load.c); strings and the rest are refused. */
 static int dtype_attr(imp_node *n, const char *attr, int64_t t) {
   int d = imp_dtype_from_onnx((int)t);
-  if (d < 0 || d == IR_F16)
+  if (d == IR_F16 || d == IR_BF16) return IR_F32;
+  if (d < 0)
     return imp_fail(n, "attribute %s=%lld (%s) is not supported", attr, (long long)t, onnx_type_name(t));
   return d;
 }
 
-/* The input's dtype, refusing float16 (not computed by the runtime). */
-static bool input_dtype_ok(imp_node *n, ir_ref x) {
-  if (x == IR_NONE) return false;
-  if (imp_dtype(n, x) == IR_F16) return imp_fail(n, "input type float16 is not supported"), false;
-  return true;
-}
 
 static int lower_cast(imp_node *n) {
   ir_ref x = imp_req(n, 0);
   if (!imp_has_attr(n, "to")) return imp_fail(n, "attribute 'to' is missing");
   int t = dtype_attr(n, "to", imp_attr_i(n, "to", 0));
-  if (t < 0 || !input_dtype_ok(n, x)) return -1;
+  if (t < 0 || x == IR_NONE) return -1;
   return imp_set_out(n, 0, ir_cast(n->g, x, (ir_dtype)t));
 }
 
 static int lower_cast_like(imp_node *n) {
   ir_ref x = imp_req(n, 0), like = imp_req(n, 1);
-  if (!input_dtype_ok(n, x) || !input_dtype_ok(n, like)) return -1;
+  if (x == IR_NONE || like == IR_NONE) return -1;
   return imp_set_out(n, 0, ir_cast(n->g, x, imp_dtype(n, like)));
 }
 
@@ -78,7 +74,7 @@ static int range_count_sym(imp_node *n, const int64_t *v, int64_t *cnt) {
  * or limit is). */
 static int lower_range(imp_node *n) {
   ir_ref s0 = imp_req(n, 0);
-  if (s0 == IR_NONE || !input_dtype_ok(n, s0)) return -1;
+  if (s0 == IR_NONE) return -1;
   ir_dtype t = imp_dtype(n, s0);
   double f[3];
   int64_t v[3];
@@ -195,7 +191,7 @@ static int lower_eye_like(imp_node *n) {
   const ir_shape *s = imp_shape(n, x);
   if (s->rank != 2) return imp_fail(n, "input must be 2-D (rank %d given)", s->rank);
   int t = imp_has_attr(n, "dtype") ? dtype_attr(n, "dtype", imp_attr_i(n, "dtype", 0)) : (int)imp_dtype(n, x);
-  if (t < 0 || !input_dtype_ok(n, x)) return -1;
+  if (t < 0) return -1;
   int64_t k = imp_attr_i(n, "k", 0), coef[2] = {-1, 1};
   /* past either edge the result is all zeros: clamped (to the size, or to
    * the largest a symbol may take), so -k cannot overflow */
@@ -219,7 +215,7 @@ static ir_ref element(ir_graph *g, ir_ref v, int64_t i) {
 static int lower_one_hot(imp_node *n) {
   ir_ref idx = imp_req(n, 0), vals = imp_req(n, 2);
   double depthf;
-  if (idx == IR_NONE || vals == IR_NONE || !input_dtype_ok(n, idx) || !input_dtype_ok(n, vals)) return -1;
+  if (idx == IR_NONE || vals == IR_NONE) return -1;
   if (imp_const_floats(n, 1, &depthf, 1) != 1) return ir_failed(n->g) ? -1 : imp_fail(n, "depth must be a scalar");
   int64_t depth = (int64_t)depthf;
   if (depth < 1) return imp_fail(n, "depth %lld must be positive", (long long)depth);

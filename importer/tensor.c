@@ -59,6 +59,7 @@ int imp_dtype_from_onnx(int t) {
   case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: return IR_F64;
   case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: return IR_U32;
   case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: return IR_U64;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: return IR_BF16;
   default: return -1;
   }
 }
@@ -174,6 +175,8 @@ int imp_tensor_from_proto(const Onnx__TensorProto *t, const char *base_dir, imp_
         case IR_I64: ((int64_t *)data)[i] = t->int64_data[i]; break;
         case IR_U32: ((uint32_t *)data)[i] = (uint32_t)t->uint64_data[i]; break;
         case IR_U64: ((uint64_t *)data)[i] = t->uint64_data[i]; break;
+        /* 16-bit floats: int32_data holds their bit patterns */
+        case IR_F16: case IR_BF16: ((uint16_t *)data)[i] = (uint16_t)t->int32_data[i]; break;
         default: ir_elem_set_i((ir_dtype)dt, data, (int64_t)i, t->int32_data[i]);
         }
     }

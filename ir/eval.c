@@ -19,18 +19,11 @@ static size_t eval_budget(void) {
   return b;
 }
 
-/* An IEEE binary16 value from its bits (subnormals, infinities, NaN). */
-static double half_value(uint16_t h) {
-  int e = (h >> 10) & 31, f = h & 1023;
-  double v = e == 31 ? (f ? NAN : INFINITY) : e ? ldexp(1024 + f, e - 25) : ldexp(f, -24);
-  return h & 0x8000 ? -v : v;
-}
-
 double ir_elem_f(ir_dtype t, const void *b, int64_t i) {
   switch (t) {
   case IR_F32: return ((const float *)b)[i];
   case IR_F64: return ((const double *)b)[i];
-  case IR_F16: return half_value(((const uint16_t *)b)[i]);
+  case IR_F16: case IR_BF16: return ir_half_to_double(t, ((const uint16_t *)b)[i]);
   default: return (double)ir_elem_i(t, b, i);
   }
 }
@@ -42,10 +35,10 @@ int64_t ir_elem_i(ir_dtype t, const void *b, int64_t i) {
   case IR_I32: return ((const int32_t *)b)[i];
   case IR_I64: return ((const int64_t *)b)[i];
   case IR_U8: case IR_BOOL: return ((const uint8_t *)b)[i];
-  case IR_U16: case IR_F16: return ((const uint16_t *)b)[i];
+  case IR_U16: return ((const uint16_t *)b)[i];
   case IR_U32: return ((const uint32_t *)b)[i];
   case IR_U64: return (int64_t)((const uint64_t *)b)[i];
-  case IR_F32: case IR_F64: {
+  case IR_F32: case IR_F64: case IR_F16: case IR_BF16: {
     double v = ir_elem_f(t, b, i);
     if (v != v || v >= 9.2e18 || v <= -9.2e18) return 0;
     return (int64_t)v;
@@ -62,7 +55,8 @@ void ir_elem_set_i(ir_dtype t, void *b, int64_t i, int64_t v) {
   case IR_I64: ((int64_t *)b)[i] = v; break;
   case IR_U8: ((uint8_t *)b)[i] = (uint8_t)v; break;
   case IR_BOOL: ((uint8_t *)b)[i] = v != 0; break;
-  case IR_U16: case IR_F16: ((uint16_t *)b)[i] = (uint16_t)v; break;
+  case IR_U16: ((uint16_t *)b)[i] = (uint16_t)v; break;
+  case IR_F16: case IR_BF16: ((uint16_t *)b)[i] = ir_half_from_double(t, (double)v); break;
   case IR_U32: ((uint32_t *)b)[i] = (uint32_t)v; break;
   case IR_U64: ((uint64_t *)b)[i] = (uint64_t)v; break;
   case IR_F32: ((float *)b)[i] = (float)v; break;
@@ -75,6 +69,7 @@ void ir_elem_set_f(ir_dtype t, void *b, int64_t i, double v) {
   if (t == IR_F32) ((float *)b)[i] = (float)v;
   else if (t == IR_F64) ((double *)b)[i] = v;
   else if (t == IR_BOOL) ((uint8_t *)b)[i] = v != 0;
+  else if (t == IR_F16 || t == IR_BF16) ((uint16_t *)b)[i] = ir_half_from_double(t, v);
   else ir_elem_set_i(t, b, i, (v != v || fabs(v) >= 9.2e18) ? 0 : (int64_t)v);
 }
 

@@ -205,6 +205,7 @@ static const struct {
     [IR_I64] = {"i64", 8, false, true}, [IR_U8] = {"u8", 1, false, false},
     [IR_U16] = {"u16", 2, false, false}, [IR_U32] = {"u32", 4, false, false},
     [IR_U64] = {"u64", 8, false, false}, [IR_BOOL] = {"bool", 1, false, false},
+    [IR_BF16] = {"bf16", 2, true, true},
 };
 
 size_t ir_dtype_size(ir_dtype t) {
@@ -222,7 +223,7 @@ bool ir_dtype_is_signed(ir_dtype t) {
 
 double ir_dtype_lowest(ir_dtype t) {
   switch (t) {
-  case IR_F32: case IR_F64: case IR_F16: return -INFINITY;
+  case IR_F32: case IR_F64: case IR_F16: case IR_BF16: return -INFINITY;
   case IR_I8: return INT8_MIN;
   case IR_I16: return INT16_MIN;
   case IR_I32: return INT32_MIN;
@@ -233,7 +234,7 @@ double ir_dtype_lowest(ir_dtype t) {
 
 double ir_dtype_highest(ir_dtype t) {
   switch (t) {
-  case IR_F32: case IR_F64: case IR_F16: return INFINITY;
+  case IR_F32: case IR_F64: case IR_F16: case IR_BF16: return INFINITY;
   case IR_I8: return INT8_MAX;
   case IR_I16: return INT16_MAX;
   case IR_I32: return INT32_MAX;

@@ -45,6 +45,7 @@ typedef enum {
   IR_U32,
   IR_U64,
   IR_BOOL,
+  IR_BF16, /* bfloat16; like IR_F16 only stored, never computed on (half.c) */
   IR_DTYPE_COUNT
 } ir_dtype;
 
@@ -349,6 +350,14 @@ double ir_elem_f(ir_dtype t, const void *buf, int64_t i);
 int64_t ir_elem_i(ir_dtype t, const void *buf, int64_t i);
 void ir_elem_set_f(ir_dtype t, void *buf, int64_t i, double v);
 void ir_elem_set_i(ir_dtype t, void *buf, int64_t i, int64_t v);
+
+/* float16 and bfloat16 (half.c). In the graph IR_F16 and IR_BF16 only
+ * hold 16-bit patterns at the edges (graph inputs and outputs) and in
+ * CASTs: every computation is in float32. ir_half_from_double rounds to
+ * nearest even, with subnormals, overflow to inf and NaN (quiet, sign
+ * kept); `t` is IR_F16 or IR_BF16. */
+uint16_t ir_half_from_double(ir_dtype t, double v);
+double ir_half_to_double(ir_dtype t, uint16_t h);
 
 /* Marks the reduction under `r` (through views) as a strict one-hot: an
  * index out of range is an error in the rewritten read (ONNX Gather). */

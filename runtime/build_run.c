@@ -185,7 +185,7 @@ int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *
     char a[128], b[128];
     if (k < 0) {
       rc = (snprintf(err, n, "no tensor given for input '%s'", x->name), -1);
-    } else if (ins[k].dtype != x->dtype || (!sym && !ir_shape_eq(&ins[k].shape, &x->shape))) {
+    } else if (!rt_dtype_matches(x->dtype, ins[k].dtype) || (!sym && !ir_shape_eq(&ins[k].shape, &x->shape))) {
       ir_shape_str(&x->shape, a, sizeof a);
       ir_shape_str(&ins[k].shape, b, sizeof b);
       rc = (snprintf(err, n, "input '%s' must be %s%s, got %s%s", x->name, ir_dtype_name(x->dtype), a,

@@ -102,6 +102,10 @@ typedef struct {
   int64_t mismatches;
   bool shape_ok;
 } rt_diff;
+/* Does a tensor of dtype `given` serve where `want` is expected? The same
+ * dtype, or uint16 bit patterns for bfloat16 (numpy has no bfloat16, and
+ * the ONNX test data stores bfloat16 tensors as uint16). */
+bool rt_dtype_matches(ir_dtype want, ir_dtype given);
 /* |got - want| <= atol + rtol*|want| elementwise; NaN and Inf must match. */
 bool rt_compare(const imp_tensor *got, const imp_tensor *want, double atol, double rtol, rt_diff *d);
 

@@ -34,7 +34,7 @@ static void fill(imp_tensor *t) {
   int64_t n = ir_shape_numel(&t->shape);
   for (int64_t i = 0; i < n; i++) {
     if (t->dtype == IR_BOOL) ir_elem_set_i(t->dtype, t->data, i, i % 3 == 0);
-    else if (ir_dtype_is_float(t->dtype) && t->dtype != IR_F16) ir_elem_set_f(t->dtype, t->data, i, 0.25 * (double)i - 3.5);
+    else if (ir_dtype_is_float(t->dtype)) ir_elem_set_f(t->dtype, t->data, i, 0.25 * (double)i - 3.5);
     else ir_elem_set_i(t->dtype, t->data, i, i * 7 + 1);
   }
 }
@@ -66,7 +66,7 @@ static void roundtrip(ir_dtype dt, ir_shape s) {
 static void test_roundtrip_all_dtypes_ranks(void **state) {
   (void)state;
   static const ir_dtype dts[] = {IR_F32, IR_F64, IR_F16, IR_I8,  IR_I16, IR_I32,
-                                 IR_I64, IR_U8,  IR_U16, IR_U32, IR_U64, IR_BOOL};
+                                 IR_I64, IR_U8,  IR_U16, IR_U32, IR_U64, IR_BOOL, IR_BF16};
   static const int64_t dims[] = {3, 2, 4, 5};
   for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++)
     for (int rank = 0; rank <= 4; rank++) roundtrip(dts[k], ir_shape_make(rank, dims));
