@@ -335,7 +335,12 @@ static int run_set(args *a, rt_model *m, const rt_spec *spec, const data_set *d,
              shown(outs[i].name, name, sizeof name),
              ir_dtype_name(want.dtype), sh, df.max_abs, df.max_rel, (long long)df.mismatches,
              ok ? "PASS" : df.shape_ok ? "FAIL" : "FAIL (dtype or shape differs)");
-      if (!ok) rc = 1;
+      if (!ok) {
+        rc = 1;
+        fprintf(stderr, "onnx2c-caten: %s%soutput %d '%s' differs from the expected values (%lld of %lld%s)\n",
+                d->dir ? d->dir : "", d->dir ? ": " : "", i, name, (long long)df.mismatches,
+                (long long)ir_shape_numel(&want.shape), df.shape_ok ? "" : ", dtype or shape");
+      }
       imp_tensor_free(&want);
     }
   }
