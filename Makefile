@@ -60,13 +60,15 @@ clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
 
 # libFuzzer over the compile path (fuzz/fuzz_compile.c), built with clang +
-# ASan/UBSan in $(FUZZ_BUILD), seeded from the ONNX node-test models. New
+# ASan/UBSan in $(FUZZ_BUILD), seeded from the ONNX node-test models, the
+# hostile models and large-attribute models (fuzz/make_seeds.sh), with a
+# dictionary of ONNX field tags (fuzz/onnx.dict); inputs up to 1 MiB. New
 # findings land in fuzz/corpus (not committed) and crash-* files in fuzz/.
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 1
-FUZZ_FLAGS ?= -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -max_len=65536 \
-  -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1
+FUZZ_FLAGS ?= -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -max_len=1048576 \
+  -dict=onnx.dict -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1
 .PHONY: fuzz
 fuzz:
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DONNX2C_SANITIZE=ON -DONNX2C_NODE_TESTS=OFF \

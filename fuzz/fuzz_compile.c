@@ -23,6 +23,9 @@ static void setup(void) {
   snprintf(model_path, sizeof model_path, "%s/model.onnx", dir);
   for (int i = 0; i < 3; i++)
     if (!(devnull[i] = fopen("/dev/null", "wb"))) abort();
+  /* the compiler's own limit, well under libFuzzer's -malloc_limit_mb and
+   * -rss_limit_mb: what a model may make it allocate is refused first */
+  imp_set_mem_limit((size_t)256 << 20);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -41,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int rc = ir_verify(g);
   if (!rc) rc = sched_build(g, &so, &p, err, sizeof err);
   if (!rc) {
-    cg_options co = {"model"};
+    cg_options co = {.name = "model"};
     cg_emit(p, &co, devnull[0], devnull[1], devnull[2], err, sizeof err);
   }
   sched_free(p);

@@ -1,9 +1,41 @@
 #!/bin/sh
-# Seeds for fuzz_compile: the ONNX node-test models (small ones), copied once.
+# Seeds for fuzz_compile: the ONNX node-test models (up to 1 MiB), the
+# hostile-input models (deep nesting, huge attributes, overflowing sizes;
+# tests/hostile/gen_hostile.py) and models with large attributes, made
+# once per seed version (the marker file).
 out=$1
 node=${NODE_DIR:-/usr/share/libonnx-testdata/data/node}
-[ -n "$(ls "$out" 2>/dev/null)" ] && exit 0
+here=$(cd "$(dirname "$0")" && pwd)
+[ -f "$out/.seeds-v2" ] && exit 0
 for m in "$node"/*/model.onnx; do
-  [ "$(stat -c %s "$m")" -le 65536 ] || continue
+  [ "$(stat -c %s "$m")" -le 1048576 ] || continue
   cp "$m" "$out/$(basename "$(dirname "$m")").onnx"
 done
+tmp=$(mktemp -d)
+/usr/bin/python3 "$here/../tests/hostile/gen_hostile.py" "$tmp" >/dev/null &&
+  find "$tmp" -name '*.onnx' -size -1025k | while read -r m; do
+    cp "$m" "$out/hostile_$(echo "${m#$tmp/}" | tr / _)"
+  done
+/usr/bin/python3 - "$out" <<'PY'
+import sys
+import numpy as np
+from onnx import TensorProto, helper as h
+out = sys.argv[1]
+F = TensorProto.FLOAT
+def save(name, nodes, x=(1, 1, 8, 8)):
+    g = h.make_graph(nodes, "seed", [h.make_tensor_value_info("x", F, list(x))], [h.make_tensor_value_info("y", F, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    open("%s/%s" % (out, name), "wb").write(m.SerializeToString())
+# large attributes: 100000 ints / floats, a long string, a large tensor
+save("large_ints.onnx", [h.make_node("Constant", [], ["c"], value_ints=list(range(100000))),
+                         h.make_node("Add", ["x", "x"], ["y"])])
+save("large_floats.onnx", [h.make_node("Constant", [], ["y"], value_floats=[0.5] * 100000)])
+save("large_string.onnx", [h.make_node("Relu", ["x"], ["y"], name="n" * 300000)])
+save("large_tensor.onnx", [h.make_node("Constant", [], ["w"], value=h.make_tensor("w", F, [64, 1, 8, 8],
+                                                                                    np.ones(4096, np.float32))),
+                           h.make_node("Conv", ["x", "w"], ["y"], pads=[3, 3, 4, 4])])
+save("pool_kernel.onnx", [h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[8, 8], strides=[1, 1])])
+PY
+rm -rf "$tmp"
+touch "$out/.seeds-v2"

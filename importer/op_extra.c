@@ -298,9 +298,16 @@ static int coeffs(const resize_opts *o, double r, double *c) {
  * ties to the smaller, in increasing order (they are contiguous). */
 static int64_t first_neighbor(double xp, int nc, int64_t len) {
   int64_t lo = INT64_MAX, pick[4];
+  /* the nc nearest lie within nc of xp: only a window of 2nc+2 positions
+   * is searched (all of [0, len) made resizing O(in * out) at compile time) */
+  double c = !(xp >= 0) ? 0 : xp > (double)len ? (double)len : floor(xp); /* NaN: 0 */
+  int64_t w0 = (int64_t)c - nc, span = 2 * nc + 2;
+  if (w0 > len - span) w0 = len - span;
+  if (w0 < 0) w0 = 0;
+  int64_t w1 = w0 + span < len ? w0 + span : len;
   for (int k = 0; k < nc; k++) {
     int64_t best = -1;
-    for (int64_t i = 0; i < len; i++) {
+    for (int64_t i = w0; i < w1; i++) {
       bool used = false;
       for (int j = 0; j < k; j++) used |= pick[j] == i;
       if (!used && (best < 0 || fabs(xp - (double)i) < fabs(xp - (double)best))) best = i;

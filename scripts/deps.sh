@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libisl-dev libcmocka-dev libonnx-dev libonnx-testdata python3-onnx python3-numpy valgrind"
+pkgs="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libisl-dev libcmocka-dev libonnx-dev libonnx-testdata python3-onnx python3-numpy valgrind clang"
 # cross-ISA tests: aarch64 under qemu-user, Cortex-M4 compile
 pkgs="$pkgs gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi"
 # node/npm: the machine may ship its own (then Debian's would conflict)
