@@ -51,6 +51,8 @@ static const char usage[] =
     "      --dump WHAT         print to stderr: ir-lowered (primitives as lowered),\n"
     "                          ir (after rewrites) or schedule (kernels, loop nests);\n"
     "                          dot=FILE writes the kernel graph for Graphviz\n"
+    "      --embed-weights     compile: also PREFIX_weights.c, the weights as the\n"
+    "                          array PREFIX_weights linked into the program (flash)\n"
     "      --no-rewrite        keep Gather as the O(V) one-hot reduction\n"
     "      --no-fuse           one primitive per kernel (debugging)\n"
     "      --no-tile           matmuls as one dot product per output: no register\n"
@@ -110,7 +112,7 @@ static int parse(int argc, char **argv, args *a) {
       {"freeze", required_argument, 0, 'Z'},  {"no-rewrite", no_argument, 0, 'R'},
       {"atol", required_argument, 0, 'A'},    {"rtol", required_argument, 0, 'T'},
       {"threads", required_argument, 0, 'j'},  {"max-memory", required_argument, 0, 'M'},
-      {"no-tile", no_argument, 0, 'B'},       {"data-set", required_argument, 0, 'X'},
+      {"no-tile", no_argument, 0, 'B'}, {"embed-weights", no_argument, 0, 'W'},       {"data-set", required_argument, 0, 'X'},
       {"sym", required_argument, 0, 'Y'},     {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},       {"target", required_argument, 0, 'G'},
       {0, 0, 0, 0}};
@@ -154,6 +156,7 @@ static int parse(int argc, char **argv, args *a) {
       break;
     case 'F': a->rt.sched.no_fuse = true; break;
     case 'B': a->rt.sched.no_tile = true; break;
+    case 'W': a->rt.embed_weights = true; break;
     case 'G': {
       char err[256];
       if (sched_target_get(optarg, &a->rt.sched.target, err, sizeof err)) return die(err), -1;
@@ -203,9 +206,9 @@ static int cmd_compile(args *a) {
   rt_spec spec;
   if (rt_compile_for(a->model, a->outdir ? a->outdir : ".", &a->rt, NULL, NULL, 0, &spec, &m, err, sizeof err))
     return die(err);
-  printf("%s: %d nodes, %d kernels, arena %lld bytes%s, weights %lld bytes -> %s/%s.{c,h,weights}\n", a->model,
+  printf("%s: %d nodes, %d kernels, arena %lld bytes%s, weights %lld bytes -> %s/%s.{c,h,weights}%s\n", a->model,
          m->nodes, m->p->nkernels, (long long)m->p->arena_size, m->p->symbolic ? " (at the reference point)" : "",
-         (long long)m->p->weights_size, m->dir, m->name);
+         (long long)m->p->weights_size, m->dir, m->name, a->rt.embed_weights ? " and _weights.c" : "");
   rt_model_free(m);
   return 0;
 }

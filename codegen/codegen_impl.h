@@ -88,10 +88,10 @@ void cg_dims_params(cg_buf *o, uint32_t syms);
 void cg_dims_args(cg_buf *o, uint32_t syms);
 void cg_dims_entry_begin(FILE *c, const sched_program *p, const char *N);
 void cg_dims_entry_end(FILE *c, const sched_program *p, const char *N);
-void cg_dims_header(FILE *h, const sched_program *p, const char *N);
+void cg_dims_header(FILE *h, const sched_program *p, const char *N, bool embed);
 /* Per input and output: macros and functions for name, dtype, shape,
  * element count and bytes; the typed entry of static models (typed.c). */
-void cg_typed_header(FILE *h, const sched_program *p, const char *N);
+void cg_typed_header(FILE *h, const sched_program *p, const char *N, bool embed);
 void cg_typed_source(FILE *c, const sched_program *p, const char *N);
 /* Prints the loop nest of c->k into c->body (emit.c). */
 int cg_kernel_body(cg_kernel *c);

@@ -61,24 +61,29 @@ static const char *name_problem(const char *s) {
   return NULL;
 }
 
-/* Writes to NAME.tmp and renames, so a failed compile leaves no file that looks complete. */
-static int emit_files(rt_model *m, char *err, size_t n) {
-  char path[3][4200], tmp[3][4300];
-  const char *ext[3] = {"c", "h", "weights"};
-  FILE *f[3] = {0};
-  int rc = 0;
-  for (int i = 0; i < 3; i++) {
-    snprintf(path[i], sizeof path[i], "%s/%s.%s", m->dir, m->name, ext[i]);
+/* Writes to NAME.tmp and renames, so a failed compile leaves no file that
+ * looks complete. With `embed`, NAME_weights.c too, which names the
+ * weights file by its absolute path (the assembler reads it). */
+static int emit_files(rt_model *m, bool embed, char *err, size_t n) {
+  char path[4][4200], tmp[4][4300], wabs[4200] = "";
+  const char *ext[4] = {".c", ".h", ".weights", "_weights.c"};
+  FILE *f[4] = {0};
+  int rc = 0, nf = embed ? 4 : 3;
+  for (int i = 0; i < nf; i++) {
+    snprintf(path[i], sizeof path[i], "%s/%s%s", m->dir, m->name, ext[i]);
     snprintf(tmp[i], sizeof tmp[i], "%s.tmp", path[i]);
     if (!(f[i] = fopen(tmp[i], "wb"))) rc = -1, snprintf(err, n, "%s: cannot write (%s)", tmp[i], strerror(errno));
   }
-  if (!rc) {
-    cg_options co = {m->name, m->threads};
-    rc = cg_emit(m->p, &co, f[0], f[1], f[2], err, n);
-  }
-  for (int i = 0; i < 3; i++)
+  char *dir = embed ? realpath(m->dir, NULL) : NULL;
+  if (dir) snprintf(wabs, sizeof wabs, "%s/%s.weights", dir, m->name);
+  free(dir);
+  if (!rc && embed && !*wabs) rc = -1, snprintf(err, n, "%s: cannot resolve the directory", m->dir);
+  cg_options co = {m->name, m->threads, embed ? wabs : NULL};
+  if (!rc) rc = cg_emit(m->p, &co, f[0], f[1], f[2], err, n);
+  if (!rc && embed) rc = cg_emit_embedded(m->p, &co, f[3], err, n);
+  for (int i = 0; i < nf; i++)
     if (f[i] && fclose(f[i]) && !rc) rc = -1, snprintf(err, n, "%s: write error", tmp[i]);
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < nf; i++) {
     if (!rc && rename(tmp[i], path[i])) rc = -1, snprintf(err, n, "%s: cannot rename", tmp[i]);
     if (rc) remove(tmp[i]);
   }
@@ -137,7 +142,7 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
     else sched_dump_dot(m->p, f), fclose(f);
   }
   if (!rc) {
-    rc = emit_files(m, err, n);
+    rc = emit_files(m, o->embed_weights, err, n);
     stage_done(o, "emit", &t);
   }
   if (rc) {

@@ -23,6 +23,7 @@ typedef struct {
   bool no_rewrite;        /* skip the gather rewrite (keeps the one-hot form) */
   int threads;            /* > 1: OpenMP in the generated code (build with -fopenmp) */
   bool verbose;           /* per-stage timing on stderr */
+  bool embed_weights;     /* also NAME_weights.c: the weights linked in */
 } rt_options;
 
 typedef struct {

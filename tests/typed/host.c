@@ -4,7 +4,8 @@
  * count and bytes of every input and output, as macros (IN0, OUT0) and as
  * functions at the given dimensions; a refused point; with data, the typed
  * entry on the reference input against onnxruntime's output (1e-4), and
- * the general entry giving the same bytes twice.
+ * the general entry giving the same bytes twice. -DEMBED: the weights are
+ * the linked-in array of --embed-weights.
  * usage: host DIR (DIR holds m.weights and, with data, in0.bin, out0.bin) */
 #include "expect.h"
 #include "m.h"
@@ -90,7 +91,13 @@ int main(int argc, char **argv) {
   /* the typed entry takes C arrays of the shapes the onnx library reads */
   exp_in0_t *in = load(argv[1], "in0.bin", sizeof(exp_in0_t));
   exp_out0_t *want = load(argv[1], "out0.bin", sizeof(exp_out0_t));
-  void *w = load(argv[1], "m.weights", m_WEIGHTS_SIZE), *arena = aligned_alloc(64, m_ARENA_SIZE + 64);
+#ifdef EMBED /* --embed-weights: linked in, the file is gone */
+  const void *w = m_weights;
+  CHECK((uintptr_t)w % 64 == 0);
+#else
+  void *w = load(argv[1], "m.weights", m_WEIGHTS_SIZE);
+#endif
+  void *arena = aligned_alloc(64, m_ARENA_SIZE + 64);
   exp_out0_t *got = calloc(1, sizeof *got), *again = calloc(1, sizeof *again);
   CHECK(m_run_typed(*in, *got, w, arena) == m_OK);
   double worst = 0;
@@ -101,7 +108,10 @@ int main(int argc, char **argv) {
   const void *ins[] = {in};
   void *outs[] = {again};
   CHECK(m_run(ins, outs, w, arena) == m_OK && !memcmp(got, again, sizeof *got));
-  free(in), free(want), free(w), free(arena), free(got), free(again);
+#ifndef EMBED
+  free(w);
+#endif
+  free(in), free(want), free(arena), free(got), free(again);
 #endif
   printf("typed header: %d inputs, %d outputs checked, %d failures\n", EXP_NUM_IN, EXP_NUM_OUT, fails);
   return fails != 0;

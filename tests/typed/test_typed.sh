@@ -10,7 +10,10 @@ shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/onnx2c-typed-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-"$exe" "$model" -o "$tmp" --name m >/dev/null
+# EMBED=1: --embed-weights, the host links m_weights.c and runs without m.weights
+if [ "${EMBED:-0}" = 1 ]; then embed="--embed-weights" src="$tmp/m_weights.c" def=-DEMBED; else embed= src= def=; fi
+"$exe" "$model" -o "$tmp" --name m $embed >/dev/null
 /usr/bin/python3 "$here/expect.py" "$model" "$tmp" "$@"
-${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 -I"$tmp" "$here/host.c" "$tmp/m.c" -o "$tmp/host" -lm
+${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 $def -I"$tmp" "$here/host.c" "$tmp/m.c" $src -o "$tmp/host" -lm
+[ -z "$embed" ] || rm "$tmp/m.weights"
 "$tmp/host" "$tmp"
