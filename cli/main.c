@@ -203,9 +203,11 @@ static int parse(int argc, char **argv, args *a) {
 static int cmd_compile(args *a) {
   char err[2048];
   rt_model *m;
-  rt_spec spec;
-  if (rt_compile_for(a->model, a->outdir ? a->outdir : ".", &a->rt, NULL, NULL, 0, &spec, &m, err, sizeof err))
-    return die(err);
+  rt_spec *spec = calloc(1, sizeof *spec);
+  if (!spec) abort();
+  int rc = rt_compile_for(a->model, a->outdir ? a->outdir : ".", &a->rt, NULL, NULL, 0, spec, &m, err, sizeof err);
+  free(spec);
+  if (rc) return die(err);
   printf("%s: %d nodes, %d kernels, arena %lld bytes%s, weights %lld bytes -> %s/%s.{c,h,weights}%s\n", a->model,
          m->nodes, m->p->nkernels, (long long)m->p->arena_size, m->p->symbolic ? " (at the reference point)" : "",
          (long long)m->p->weights_size, m->dir, m->name, a->rt.embed_weights ? " and _weights.c" : "");

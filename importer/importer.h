@@ -40,6 +40,11 @@ typedef struct {
    * model is specialised: the input disappears from the generated code. */
   const char *const *freeze;
   int nfreeze;
+  /* Graph inputs that become constants of zeros (static declared shape):
+   * stand-ins with which compile looks for further needs; a model built
+   * with them is never emitted. */
+  const char *const *standins;
+  int nstandins;
   imp_needs *needs; /* NULL, or filled (and cleared first) by imp_load */
 } imp_options;
 

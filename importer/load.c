@@ -674,7 +674,17 @@ static int add_inputs(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t 
         return ctx_fail(c, err, n, "graph input '%s': negative dimension %lld", vi->name, (long long)d->dim_value);
       }
     }
-    ir_ref r = ir_input(c->g, vi->name, (ir_dtype)dt, s);
+    bool standin = false;
+    for (int k = 0; k < c->opt->nstandins; k++) standin |= !strcmp(c->opt->standins[k], vi->name);
+    ir_ref r;
+    if (standin && ir_shape_is_static(&s) && ir_shape_numel(&s) <= FOLD_MAX_ELEMS) {
+      void *zeros = calloc((size_t)ir_shape_numel(&s) + 1, ir_dtype_size((ir_dtype)dt));
+      if (!zeros) abort();
+      r = ir_const(c->g, vi->name, (ir_dtype)dt, s, zeros);
+      free(zeros);
+    } else {
+      r = ir_input(c->g, vi->name, (ir_dtype)dt, s);
+    }
     if (half_of_onnx(tt->elem_type) != IR_F32) r = ir_cast(c->g, r, IR_F32); /* converted on load */
     if (r == IR_NONE) return ctx_fail(c, err, n, "graph input '%s': %s", vi->name, ir_error(c->g));
     define(c, vi->name, r);

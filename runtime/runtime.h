@@ -58,7 +58,8 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
 #define RT_SPEC_LEN 4400
 typedef struct {
   char dims[RT_MAX_SPEC][RT_SPEC_LEN], freeze[RT_MAX_SPEC][RT_SPEC_LEN];
-  int ndims, nfreeze;
+  char standin[RT_MAX_SPEC][RT_SPEC_LEN]; /* compile's search: "NAME=" (zeros) */
+  int ndims, nfreeze, nstandins;
   uint64_t frozen;
 } rt_spec;
 

@@ -11,6 +11,8 @@
 /* The options with the user's --dim/--freeze and the specialisation's. */
 typedef struct {
   const char *dims[RT_MAX_SPEC + 64], *freeze[RT_MAX_SPEC + 64];
+  char standin[RT_MAX_SPEC][RT_SPEC_LEN];
+  const char *standins[RT_MAX_SPEC];
 } merged;
 
 static void merge(const rt_options *o, const rt_spec *s, rt_options *out, merged *m) {
@@ -22,6 +24,11 @@ static void merge(const rt_options *o, const rt_spec *s, rt_options *out, merged
   for (int i = 0; i < s->nfreeze && nf < RT_MAX_SPEC + 64; i++) m->freeze[nf++] = s->freeze[i];
   out->imp.dims = m->dims, out->imp.ndims = nd;
   out->imp.freeze = m->freeze, out->imp.nfreeze = nf;
+  for (int i = 0; i < s->nstandins; i++) { /* "NAME=" -> "NAME" */
+    snprintf(m->standin[i], RT_SPEC_LEN, "%.*s", (int)strlen(s->standin[i]) - 1, s->standin[i]);
+    m->standins[i] = m->standin[i];
+  }
+  out->imp.standins = m->standins, out->imp.nstandins = s->nstandins;
 }
 
 static bool has_prefix(char (*list)[RT_SPEC_LEN], int n, const char *name) {
@@ -51,10 +58,13 @@ static bool add_needs(const imp_needs *nd, const imp_tensor *ins, const char *co
   for (int i = 0; i < nd->ninputs && s->nfreeze < RT_MAX_SPEC; i++) {
     if (has_prefix(s->freeze, s->nfreeze, nd->in[i].name)) continue;
     int p = nd->in[i].input;
-    if (!files) {
+    if (!files) { /* compile: zeros stand in for the values, to find the next needs */
+      if (has_prefix(s->standin, s->nstandins, nd->in[i].name) || s->nstandins == RT_MAX_SPEC) continue;
       size_t l = strlen(missing);
-      if (!strstr(missing, nd->in[i].name)) snprintf(missing + l, mlen - l, " --freeze %s=FILE.pb", nd->in[i].name);
-      continue; /* no values to go on with */
+      snprintf(missing + l, mlen - l, " --freeze %s=FILE.pb", nd->in[i].name);
+      snprintf(s->standin[s->nstandins++], RT_SPEC_LEN, "%s=", nd->in[i].name);
+      added = true;
+      continue;
     }
     if (p >= nin) continue;
     snprintf(s->freeze[s->nfreeze++], RT_SPEC_LEN, "%s=%s", nd->in[i].name, files[p]);
@@ -70,13 +80,13 @@ int rt_compile_for(const char *onnx, const char *outdir, const rt_options *o, co
   char first[2048] = "", missing[2048] = "";
   for (int round = 0; round <= IR_MAX_SYMS + IMP_MAX_NEEDS; round++) {
     rt_options oo;
-    merged m;
+    static merged m; /* large; the compiler is single-threaded */
     imp_needs nd;
     merge(o, spec, &oo, &m);
     oo.imp.needs = &nd;
     /* compile: a model built on stand-ins is never written where asked */
     if (!rt_compile(onnx, ins || !round ? outdir : NULL, &oo, out, err, n)) {
-      if (!ins && spec->ndims) break; /* compile: stand-ins are no answer */
+      if (!ins && round) break; /* compile: stand-ins are no answer */
       return 0;
     }
     if (!round) snprintf(first, sizeof first, "%s", err);
