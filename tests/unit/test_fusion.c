@@ -15,8 +15,8 @@
  *   10 element-wise ops         1
  *   MatMul -> MatMul            2 (the second reads the first along K)
  *
- * Known scheduler bug (skipped while it shows, see has_copy_kernel):
- *   (1) non-square MatMul -> MatMul makes 3 kernels (an extra copy). */
+ * A scheduler bug of the past, asserted absent (has_copy_kernel):
+ *   (1) non-square MatMul -> MatMul made 3 kernels (an extra copy). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -280,7 +280,7 @@ static void test_chain10(void **state) {
   ir_graph_free(g);
 }
 
-/* The known bug (1): a kernel whose root is the output VIEW of a
+/* The bug (1) of the past: a kernel whose root is the output VIEW of a
  * reduction, with no stage, reading only that reduction's TEMP buffer: a
  * plain copy that should have been the reduction's own kernel. */
 static bool has_copy_kernel(const sched_program *p) {
@@ -297,17 +297,11 @@ static bool has_copy_kernel(const sched_program *p) {
 static void check_matmul_matmul(ir_graph *g, const char *name, int64_t temp_bytes) {
   sched_program *p = schedule(g, name);
   print_kernels(p, name);
-  if (p->nkernels == 3 && has_copy_kernel(p)) {
-    /* KNOWN SCHEDULER BUG (fuse.c shape_kernel): with non-square operands
-     * the output VIEW's kernel first owns both reductions; their source
-     * shapes differ and, the root being the VIEW and not a stage, the
-     * second reduction (the one under the root) is materialised instead
-     * of the first. Result: 3 kernels (reduce #1, reduce #2 into a TEMP,
-     * a copy VIEW -> output) instead of 2. Intended values below. */
-    sched_free(p);
-    ir_graph_free(g);
-    skip();
-  }
+  /* the scheduler bug (1) of the past (fuse.c shape_kernel): with
+   * non-square operands the output VIEW's kernel owned both reductions and
+   * materialised the second, giving 3 kernels (reduce, reduce into a TEMP,
+   * a copy VIEW -> output) instead of 2 */
+  assert_false(has_copy_kernel(p));
   assert_int_equal(p->nkernels, 2);
   const sched_kernel *k0 = &p->kernels[0], *k1 = &p->kernels[1];
   /* kernel 0: T (temporary), A, B */
@@ -449,7 +443,7 @@ static void test_run_matmul_matmul(void **state) {
   fill(a, M * K, 11);
   fill(b, K * N, 12);
   fill(c, N * M2, 13);
-  /* numbers only: the kernel count is test_matmul_matmul's (known bug 1) */
+  /* numbers only: the kernel count is test_matmul_matmul's (bug 1) */
   rt_model *m = build_model(g_matmul_matmul(), "mm_mm_run");
   imp_tensor in[3] = {tensor("A", SHAPE(M, K), a), tensor("B", SHAPE(K, N), b),
                       tensor("C", SHAPE(N, M2), c)},
