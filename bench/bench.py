@@ -164,12 +164,18 @@ def build_harness(outdir, name):
     return dt, omp
 
 
-def harness_argv(outdir, name, in_files, out_bytes):
+def harness_argv(outdir, name, in_files, out_bytes, symbols=None):
+    """The harness command; a symbolic build (NAME_DIM_NAMES in its header)
+    gets --dims with the values of `symbols` in the header's order."""
     argv = [os.path.join(outdir, 'harness_' + name), os.path.join(outdir, name + '.weights')]
     for f in in_files:
         argv += ['--in', f]
     for b in out_bytes:
         argv += ['--out-bytes', str(b)]
+    m = re.search(r'#define ' + re.escape(name) + r'_DIM_NAMES \{([^}]*)\}', open(os.path.join(outdir, name + '.h')).read())
+    if m:
+        names = re.findall(r'"([^"]*)"', m.group(1))
+        argv += ['--dims', ','.join(str((symbols or {})[n]) for n in names)]
     return argv
 
 
@@ -235,6 +241,47 @@ def write_inputs(ins, d, vocab, position=None):
         files.append(f)
         spec.append({'name': name, 'dtype': tname, 'dims': dims, 'file': f})
     return files, spec
+
+
+# ---------------------------------------------------------------- onnxruntime's floor
+def ort_floor(threads_list):
+    """onnxruntime-node's time per call that does not depend on the model:
+    a one-element Identity model timed exactly like the rows (interleaved
+    with our harness, same warm-up, runs and batches). Returns {threads:
+    {'ort_ms', 'ours_ms'}}; the rows then also report their ratio against
+    onnxruntime's time minus this floor (the conservative ratio)."""
+    d = os.path.join(WORK, 'floor')
+    os.makedirs(d, exist_ok=True)
+    model = os.path.join(d, 'model.onnx')
+    g = helper.make_graph([helper.make_node('Identity', ['x'], ['y'])], 'floor',
+                          [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
+    m.ir_version = 8
+    onnx.save(m, model)
+    xf = os.path.join(d, 'x.bin')
+    np.array([1.5], np.float32).tofile(xf)
+    spec = [{'name': 'x', 'dtype': 'float32', 'dims': [1], 'file': xf}]
+    floor = {}
+    for t in threads_list:
+        od = os.path.join(d, f'gen_t{t}')
+        compile_model(model, od, 'floor')
+        build_harness(od, 'floor')
+        it = interleave(model, spec, harness_argv(od, 'floor', [xf], [4]), t, 20, 50, 10, os.path.join(d, f'dump_t{t}'))
+        floor[t] = {'ort_ms': it['ort_ms'], 'ours_ms': it['ours_ms']}
+        log(f"  {t} thread(s): onnxruntime {it['ort_ms']:.4f} ms per call, ours {it['ours_ms']:.5f} ms (1-element Identity)")
+    return floor
+
+
+def add_floor(rows, floor):
+    """ratio_net = (ort_ms - onnxruntime's floor) / ours_ms: onnxruntime
+    without its per-call cost, ours with it (conservative)."""
+    for r in rows:
+        f = floor.get(r.get('threads'), {}).get('ort_ms')
+        if r.get('error') or f is None or r.get('ort_ms') is None:
+            continue
+        r['ort_floor_ms'] = f
+        r['ratio_net'] = max(r['ort_ms'] - f, 0.0) / r['ours_ms']
 
 
 # ---------------------------------------------------------------- embedding
@@ -339,7 +386,8 @@ def gen_llama(key):
     return d, model, seq, int(args[1])
 
 
-def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list, runs, batch, rows, compile_log):
+def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list, runs, batch, rows, compile_log,
+               symbols=None):
     """Compiles `model` once per thread count, runs ours and onnxruntime
     interleaved; appends one row per thread count (without the rates)."""
     made = []
@@ -358,7 +406,7 @@ def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list
             compile_log.append((tlabel, None, None, str(e)))
             rows.append(dict(model=label, threads=t, error=str(e)))
             continue
-        argv = harness_argv(od, key, files, out_bytes)
+        argv = harness_argv(od, key, files, out_bytes, symbols)
         try:
             it = interleave(model, spec, argv, t, 20, runs, batch, os.path.join(d, f'dump_t{t}'))
         except RuntimeError as e:
@@ -390,9 +438,10 @@ def bench_llama(keys, threads_list, rows, peaks, compile_log):
             continue
         # fewer runs for the slow models, still >= 20 timed + >= 20 warm-up per side
         runs, batch = (50, 10) if P < 5e6 else (20, 5)
-        extra = ['--dim', f'past={DECODE_PAST}'] if decode else []
-        for row in time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list, runs, batch, rows,
-                              compile_log):
+        # the decode row runs our symbolic build (past given at run time), as
+        # onnxruntime runs the symbolic model
+        for row in time_model(key, label, model, d, [], files, spec, out_bytes, threads_list, runs, batch, rows,
+                              compile_log, symbols):
             s = row['ours_ms'] * 1e-3
             gflops, gbs = 2 * P * tokens / s / 1e9, 4 * P / s / 1e9
             row.update(gflops=gflops, pct_fma=100 * gflops / peak_for(peaks, 'fma', row['ours_threads']),
@@ -430,7 +479,7 @@ def bench_cnn(keys, threads_list, rows, peaks, compile_log):
 
 
 # ---------------------------------------------------------------- output
-COLS = ['model', 'threads', 'ours_threads', 'ours_ms', 'ort_ms', 'ratio', 'gflops', 'pct_fma', 'gbs', 'pct_bw', 'maxdiff', 'check', 'error']
+COLS = ['model', 'threads', 'ours_threads', 'ours_ms', 'ort_ms', 'ratio', 'ort_floor_ms', 'ratio_net', 'gflops', 'pct_fma', 'gbs', 'pct_bw', 'maxdiff', 'check', 'error']
 # outputs agree with onnxruntime's when every |ours - ort| <= CHECK_ATOL (the
 # whole-model tolerance of the tests)
 CHECK_ATOL = 1e-4
@@ -446,7 +495,7 @@ def fmt(v, p):
 
 def table_lines(rows, isa=''):
     """%FMA is against the FMA peak of `isa` (avx2, avx512)."""
-    hdr = f"{'model':<30} {'thr':>3} {'ours ms':>9} {'ort ms':>9} {'ort/ours':>8} {'GFLOP/s':>8} {'%FMA ' + isa:>11} {'GB/s':>7} {'%BW':>6} {'max|diff|':>9} {'check':>8}"
+    hdr = f"{'model':<30} {'thr':>3} {'ours ms':>9} {'ort ms':>9} {'ort/ours':>8} {'-floor':>7} {'GFLOP/s':>8} {'%FMA ' + isa:>11} {'GB/s':>7} {'%BW':>6} {'max|diff|':>9} {'check':>8}"
     out = [hdr, '-' * len(hdr)]
     for r in rows:
         thr = str(r.get('threads', ''))
@@ -456,6 +505,7 @@ def table_lines(rows, isa=''):
             out.append(f"{r['model']:<30} {thr:>3} ERROR: {r['error']}")
             continue
         out.append(f"{r['model']:<30} {thr:>3} {fmt(r['ours_ms'], 3):>9} {fmt(r['ort_ms'], 3):>9} {fmt(r['ratio'], 2):>8} "
+                   f"{fmt(r.get('ratio_net'), 2):>7} "
                    f"{fmt(r['gflops'], 1):>8} {fmt(r['pct_fma'], 1):>11} {fmt(r.get('gbs'), 1):>7} {fmt(r.get('pct_bw'), 1):>6} {r['maxdiff']:>9.2g} {check_of(r):>8}")
     return out
 
@@ -581,6 +631,11 @@ def main():
     for t in sorted(int(k) for k in peaks['fma']):
         log(f'  {t} thread(s): FMA fp32 peak ({peaks.get("isa", "?")}) {peak_for(peaks, "fma", t):.1f} GFLOP/s, STREAM triad {peak_for(peaks, "triad", t):.1f} GB/s')
 
+    log('\n== onnxruntime per-call floor')
+    try:
+        floor = ort_floor(threads_list)
+    except RuntimeError as e:
+        sys.exit(f'bench: the floor measurement failed: {e}')
     rows, compile_log = [], []
     emb = {}
     if os.environ.get('ONNX2C_BENCH_EMBED', '1') != '0':
@@ -593,11 +648,14 @@ def main():
         log('\n== cnn')
         bench_cnn([k for k in keys if k in CNN], threads_list, rows, peaks, compile_log)
 
+    add_floor(rows, floor)
     lines = table_lines(rows, peaks.get('isa', ''))
     log('\n== results (medians; ort/ours > 1 means onnx2c-caten is faster)')
     for l in lines:
         log(l)
     log('  * = generated code has no OpenMP, so ours ran on 1 thread in that row')
+    log('  -floor = (ort ms - onnxruntime\'s per-call floor) / ours ms; floor: ' +
+        ', '.join(f"{t} thr {f['ort_ms']:.4f} ms" for t, f in sorted(floor.items())))
     log(f'\n== compile times (onnx2c-caten --target {TARGET} / cc with the flags the generated .c names)')
     clines = []
     for name, ct, bt, omp in compile_log:
@@ -622,11 +680,19 @@ def main():
             emb_lines[-1] += f', {2 * 512 * 768 * 4 / (rw * 1e-3) / 1e9:.1f} GB/s vs memcpy {2 * 512 * 768 * 4 / (r["memcpy_ms"] * 1e-3) / 1e9:.1f} GB/s'
     if emb.get(256, {}).get('rewritten') and emb.get(32000, {}).get('rewritten'):
         emb_lines.append(f"- rewritten V=32000 / V=256 time ratio: {emb[32000]['rewritten'] / emb[256]['rewritten']:.2f}")
+    floor_lines = [f"- {t} thread(s): onnxruntime {f['ort_ms']:.4f} ms per call (ours {f['ours_ms']:.5f} ms)"
+                   for t, f in sorted(floor.items())]
     text = '\n'.join([f'Last run: {started} — `ONNX2C_BENCH_MODELS={",".join(keys)} TARGET={TARGET}`', '', f'Machine: {desc}', '',
-                      *peak_lines, '', 'Embedding (1 thread):', '', *emb_lines, '',
+                      *peak_lines, '', 'onnxruntime per-call floor (1-element Identity):', '', *floor_lines, '',
+                      'Embedding (1 thread):', '', *emb_lines, '',
                       '```', *lines, '```', '', 'Compile times:', '', '```', *clines, '```'])
     update_readme(text)
     bad = [r['model'] for r in rows if r.get('error') or check_of(r) != 'ok']
+    # the embedding outputs against numpy W[ids], both forms
+    for V, r in emb.items():
+        for form in ('rewritten', 'onehot'):
+            if form + '_err' in r or not r.get(form + '_diff', float('inf')) <= CHECK_ATOL:
+                bad.append(f'embedding V={V} {form} vs numpy')
     if bad:
         log(f'\nbench: rows failed or disagree with onnxruntime (max|diff| > {CHECK_ATOL:g}): {", ".join(bad)}')
         sys.exit(1)
