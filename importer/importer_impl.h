@@ -44,6 +44,7 @@ extern const imp_op_entry imp_ops_misc[];
 extern const imp_op_entry imp_ops_loss[];
 extern const imp_op_entry imp_ops_extra[];
 extern const imp_op_entry imp_ops_quant[];
+extern const imp_op_entry imp_ops_control[];
 
 /* Errors: record a message about the node; returns -1. */
 int imp_fail(imp_node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -69,6 +70,12 @@ int imp_attr_ints(imp_node *n, const char *name, int64_t *out, int max);
 int imp_attr_floats(imp_node *n, const char *name, double *out, int max);
 /* A TENSOR attribute as a constant node (IR_NONE + error if absent/bad). */
 ir_ref imp_attr_tensor(imp_node *n, const char *name);
+/* A GRAPH attribute (NULL + error if absent). */
+const Onnx__GraphProto *imp_attr_graph(imp_node *n, const char *name);
+/* Lowers sub-graph `sub` (no inputs; it may read any value defined so far)
+ * into the same graph, its values named as in the file, and gives its
+ * `nouts` outputs; an error (0 or -1) names `what` and the inner node. */
+int imp_lower_subgraph(imp_node *n, const Onnx__GraphProto *sub, const char *what, ir_ref *outs, int nouts);
 
 /* The values of input `i`, which must be a compile-time constant: copies at
  * most `max` elements as int64 / double; returns the element count or -1.

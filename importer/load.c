@@ -32,7 +32,11 @@ struct imp_ctx {
   size_t const_bytes; /* constant data held by the graph so far */
   bool has_syms;      /* some graph input has a symbolic dimension (not pinned by --dim) */
   const Onnx__GraphProto *gp;
+  int subgraph_depth; /* sub-graphs (If branches) being lowered inside each other */
 };
+
+/* Sub-graphs nest at most this deep: the lowering recurses once per level. */
+#define MAX_SUBGRAPH_DEPTH 8
 
 /* Counts `bytes` more constant data against the memory limit. */
 static bool const_budget(imp_ctx *c, size_t bytes, char *err, size_t n) {
@@ -46,7 +50,7 @@ static bool const_budget(imp_ctx *c, size_t bytes, char *err, size_t n) {
 static const imp_op_entry *const families[] = {
     imp_ops_elementwise, imp_ops_logic, imp_ops_reduce, imp_ops_matmul, imp_ops_shape,
     imp_ops_nn,          imp_ops_norm,  imp_ops_gather, imp_ops_misc,   imp_ops_loss,
-    imp_ops_extra,       imp_ops_quant,
+    imp_ops_extra,       imp_ops_quant, imp_ops_control,
 };
 
 static const imp_op_entry *find_op(const char *op) {
@@ -249,6 +253,12 @@ ir_ref imp_attr_tensor(imp_node *n, const char *name) {
   return r;
 }
 
+const Onnx__GraphProto *imp_attr_graph(imp_node *n, const char *name) {
+  const Onnx__AttributeProto *a = typed_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
+  if (!a || !a->g) return imp_fail(n, "attribute '%s' (a graph) is missing", name), NULL;
+  return a->g;
+}
+
 static int const_values(imp_node *n, int i, void **data, ir_dtype *t, int max) {
   ir_ref r = imp_in(n, i);
   if (r == IR_NONE) return imp_fail(n, "input %d is missing", i);
@@ -421,6 +431,40 @@ ir_ref imp_tensor_const(imp_ctx *c, const Onnx__TensorProto *t, char *err, size_
   x.data = NULL; /* the graph owns it now */
   imp_tensor_free(&x);
   return r;
+}
+
+static int lower_nodes(imp_ctx *c, const Onnx__GraphProto *gp, int opset, char *err, size_t n);
+
+int imp_lower_subgraph(imp_node *n, const Onnx__GraphProto *sub, const char *what, ir_ref *outs, int nouts) {
+  imp_ctx *c = n->ctx;
+  char err[1024] = "";
+  if (sub->n_input) return imp_fail(n, "%s: a sub-graph with inputs is not supported here", what);
+  if ((int)sub->n_output != nouts)
+    return imp_fail(n, "%s has %zu outputs, the node %d", what, sub->n_output, nouts);
+  if (c->subgraph_depth >= MAX_SUBGRAPH_DEPTH)
+    return imp_fail(n, "%s: sub-graphs nest more than %d deep", what, MAX_SUBGRAPH_DEPTH);
+  int rc = 0;
+  for (size_t i = 0; i < sub->n_initializer && !rc; i++) {
+    const char *name = sub->initializer[i]->name ? sub->initializer[i]->name : "";
+    if (lookup(c, name)) rc = (snprintf(err, sizeof err, "initializer '%s' is already defined", name), -1);
+    else {
+      ir_ref r = imp_tensor_const(c, sub->initializer[i], err, sizeof err);
+      if (r == IR_NONE) rc = -1;
+      else define(c, name, r), set_half(c, name, half_of_onnx(sub->initializer[i]->data_type));
+    }
+  }
+  c->subgraph_depth++;
+  if (!rc) rc = lower_nodes(c, sub, n->opset, err, sizeof err);
+  c->subgraph_depth--;
+  for (int i = 0; i < nouts && !rc; i++) {
+    value *v = sub->output[i]->name ? lookup(c, sub->output[i]->name) : NULL;
+    if (!v) rc = (snprintf(err, sizeof err, "output '%s' is never produced", sub->output[i]->name ? sub->output[i]->name : ""), -1);
+    else outs[i] = v->ref;
+  }
+  if (!rc) return 0;
+  c->node_failed = false; /* the inner node's message, with its name, goes into this node's */
+  const char *msg = strncmp(err, c->path, strlen(c->path)) ? err : err + strlen(c->path) + (err[strlen(c->path)] == ':' ? 2 : 0);
+  return imp_fail(n, "%s: %s", what, msg);
 }
 
 /* ---- the model ---- */
