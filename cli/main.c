@@ -53,6 +53,9 @@ static const char usage[] =
     "                          dot=FILE writes the kernel graph for Graphviz\n"
     "      --embed-weights     compile: also PREFIX_weights.c, the weights as the\n"
     "                          array PREFIX_weights linked into the program (flash)\n"
+    "      --report FILE.json  per kernel: the ONNX nodes it fuses, loop nest, FLOPs,\n"
+    "                          bytes read and written, arena offset and size; totals\n"
+    "                          (-v prints it as a table)\n"
     "      --no-rewrite        keep Gather as the O(V) one-hot reduction\n"
     "      --no-fuse           one primitive per kernel (debugging)\n"
     "      --no-tile           matmuls as one dot product per output: no register\n"
@@ -112,7 +115,7 @@ static int parse(int argc, char **argv, args *a) {
       {"freeze", required_argument, 0, 'Z'},  {"no-rewrite", no_argument, 0, 'R'},
       {"atol", required_argument, 0, 'A'},    {"rtol", required_argument, 0, 'T'},
       {"threads", required_argument, 0, 'j'},  {"max-memory", required_argument, 0, 'M'},
-      {"no-tile", no_argument, 0, 'B'}, {"embed-weights", no_argument, 0, 'W'},       {"data-set", required_argument, 0, 'X'},
+      {"no-tile", no_argument, 0, 'B'}, {"embed-weights", no_argument, 0, 'W'}, {"report", required_argument, 0, 'P'},       {"data-set", required_argument, 0, 'X'},
       {"sym", required_argument, 0, 'Y'},     {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},       {"target", required_argument, 0, 'G'},
       {0, 0, 0, 0}};
@@ -157,6 +160,7 @@ static int parse(int argc, char **argv, args *a) {
     case 'F': a->rt.sched.no_fuse = true; break;
     case 'B': a->rt.sched.no_tile = true; break;
     case 'W': a->rt.embed_weights = true; break;
+    case 'P': a->rt.report = optarg; break;
     case 'G': {
       char err[256];
       if (sched_target_get(optarg, &a->rt.sched.target, err, sizeof err)) return die(err), -1;

@@ -136,6 +136,12 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
     stage_done(o, "schedule", &t);
   }
   if (!rc && o->dump && !strcmp(o->dump, "schedule")) sched_dump(m->p, stderr);
+  if (!rc && o->verbose) sched_report_table(m->p, stderr);
+  if (!rc && o->report) {
+    FILE *f = fopen(o->report, "w");
+    if (!f || sched_report_json(m->p, f) || fclose(f))
+      rc = -1, snprintf(err, n, "%s: cannot write the report (%s)", o->report, strerror(errno));
+  }
   if (!rc && o->dump && !strncmp(o->dump, "dot=", 4)) {
     FILE *f = fopen(o->dump + 4, "w");
     if (!f) rc = -1, snprintf(err, n, "%s: cannot write (%s)", o->dump + 4, strerror(errno));

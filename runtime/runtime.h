@@ -24,6 +24,7 @@ typedef struct {
   int threads;            /* > 1: OpenMP in the generated code (build with -fopenmp) */
   bool verbose;           /* per-stage timing on stderr */
   bool embed_weights;     /* also NAME_weights.c: the weights linked in */
+  const char *report;     /* non-NULL: write the kernel report (JSON) there */
 } rt_options;
 
 typedef struct {

@@ -167,6 +167,11 @@ int sched_gather_of(const sched_kernel *k, ir_ref r);
 /* The isl name of non-affine extent `i` of the program ("o2c_e3"), which
  * generated code defines as a local from the symbols. */
 #define SCHED_EXT_PREFIX "o2c_e"
+/* Per kernel: the ONNX nodes it fuses, its loop nest, FLOPs, bytes read
+ * and written, its arena offset and size; totals (--report FILE.json,
+ * report.c). The table: one line per kernel (-v). */
+int sched_report_json(const sched_program *p, void *file);
+void sched_report_table(const sched_program *p, void *file);
 /* Prints kernels with their loop nests (--dump schedule). */
 void sched_dump(const sched_program *p, void *file);
 /* Writes the kernel graph in Graphviz dot (--dump dot=FILE). */
