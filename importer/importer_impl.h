@@ -72,10 +72,14 @@ int imp_attr_floats(imp_node *n, const char *name, double *out, int max);
 ir_ref imp_attr_tensor(imp_node *n, const char *name);
 /* A GRAPH attribute (NULL + error if absent). */
 const Onnx__GraphProto *imp_attr_graph(imp_node *n, const char *name);
-/* Lowers sub-graph `sub` (no inputs; it may read any value defined so far)
- * into the same graph, its values named as in the file, and gives its
- * `nouts` outputs; an error (0 or -1) names `what` and the inner node. */
-int imp_lower_subgraph(imp_node *n, const Onnx__GraphProto *sub, const char *what, ir_ref *outs, int nouts);
+/* Lowers sub-graph `sub` into the same graph, its inputs bound to `ins`
+ * (it may also read any value defined so far), and gives its `nouts`
+ * outputs; its own names go out of scope after it. An error (0 or -1)
+ * names `what` and the inner node. */
+int imp_lower_subgraph(imp_node *n, const Onnx__GraphProto *sub, const char *what, const ir_ref *ins, int nins,
+                       ir_ref *outs, int nouts);
+/* Concat of `cnt` values along `axis` (op_shape.c). */
+ir_ref imp_concat(imp_node *n, const ir_ref *parts, int cnt, int axis);
 
 /* The values of input `i`, which must be a compile-time constant: copies at
  * most `max` elements as int64 / double; returns the element count or -1.

@@ -18,6 +18,7 @@ typedef struct {
   const char *name;
   ir_ref ref;
   uint8_t half; /* IR_F16 or IR_BF16: an ONNX 16-bit float held as float32 (0: none) */
+  bool forgotten; /* a sub-graph's value, out of scope */
 } value;
 
 struct imp_ctx {
@@ -76,7 +77,9 @@ static uint64_t hash(const char *s) {
   return h;
 }
 
-static value *lookup(imp_ctx *c, const char *name) {
+/* The entry of `name`, also when it is forgotten (a sub-graph's value
+ * after the sub-graph: the entry stays, so probe chains stay whole). */
+static value *slot(imp_ctx *c, const char *name) {
   if (!c->cap) return NULL;
   for (size_t i = hash(name) & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
     if (!c->values[i].name) return NULL;
@@ -84,10 +87,15 @@ static value *lookup(imp_ctx *c, const char *name) {
   }
 }
 
+static value *lookup(imp_ctx *c, const char *name) {
+  value *v = slot(c, name);
+  return v && !v->forgotten ? v : NULL;
+}
+
 static void define(imp_ctx *c, const char *name, ir_ref r) {
-  value *v = lookup(c, name);
+  value *v = slot(c, name);
   if (v) {
-    v->ref = r;
+    *v = (value){.name = v->name, .ref = r};
     return;
   }
   if (2 * (c->nvalues + 1) > c->cap) {
@@ -96,16 +104,23 @@ static void define(imp_ctx *c, const char *name, ir_ref r) {
     c->cap = c->cap ? 2 * c->cap : 256;
     c->values = calloc(c->cap, sizeof *c->values);
     if (!c->values) abort();
-    c->nvalues = 0;
-    for (size_t i = 0; i < oldcap; i++)
-      if (old[i].name) define(c, old[i].name, old[i].ref);
+    for (size_t i = 0; i < oldcap; i++) {
+      if (!old[i].name) continue;
+      size_t k = hash(old[i].name) & (c->cap - 1);
+      while (c->values[k].name) k = (k + 1) & (c->cap - 1);
+      c->values[k] = old[i];
+    }
     free(old);
   }
   size_t i = hash(name) & (c->cap - 1);
   while (c->values[i].name) i = (i + 1) & (c->cap - 1);
-  c->values[i].name = name;
-  c->values[i].ref = r;
+  c->values[i] = (value){.name = name, .ref = r};
   c->nvalues++;
+}
+
+static void forget(imp_ctx *c, const char *name) {
+  value *v = name ? lookup(c, name) : NULL;
+  if (v) v->forgotten = true;
 }
 
 /* ---- node API for the op families ---- */
@@ -435,15 +450,30 @@ ir_ref imp_tensor_const(imp_ctx *c, const Onnx__TensorProto *t, char *err, size_
 
 static int lower_nodes(imp_ctx *c, const Onnx__GraphProto *gp, int opset, char *err, size_t n);
 
-int imp_lower_subgraph(imp_node *n, const Onnx__GraphProto *sub, const char *what, ir_ref *outs, int nouts) {
+/* The sub-graph's own names go out of scope after it (ONNX scoping): the
+ * same body can be lowered again (a Loop unrolled), and the other branch
+ * of an If may use the same names. */
+static void forget_subgraph(imp_ctx *c, const Onnx__GraphProto *sub) {
+  for (size_t i = 0; i < sub->n_input; i++) forget(c, sub->input[i]->name);
+  for (size_t i = 0; i < sub->n_initializer; i++) forget(c, sub->initializer[i]->name);
+  for (size_t i = 0; i < sub->n_node; i++)
+    for (size_t k = 0; k < sub->node[i]->n_output; k++) forget(c, sub->node[i]->output[k]);
+}
+
+int imp_lower_subgraph(imp_node *n, const Onnx__GraphProto *sub, const char *what, const ir_ref *ins, int nins,
+                       ir_ref *outs, int nouts) {
   imp_ctx *c = n->ctx;
   char err[1024] = "";
-  if (sub->n_input) return imp_fail(n, "%s: a sub-graph with inputs is not supported here", what);
-  if ((int)sub->n_output != nouts)
-    return imp_fail(n, "%s has %zu outputs, the node %d", what, sub->n_output, nouts);
+  if ((int)sub->n_input != nins) return imp_fail(n, "%s has %zu inputs, %d expected", what, sub->n_input, nins);
+  if ((int)sub->n_output != nouts) return imp_fail(n, "%s has %zu outputs, %d expected", what, sub->n_output, nouts);
   if (c->subgraph_depth >= MAX_SUBGRAPH_DEPTH)
     return imp_fail(n, "%s: sub-graphs nest more than %d deep", what, MAX_SUBGRAPH_DEPTH);
   int rc = 0;
+  for (int i = 0; i < nins && !rc; i++) {
+    const char *name = sub->input[i]->name ? sub->input[i]->name : "";
+    if (lookup(c, name)) rc = (snprintf(err, sizeof err, "input '%s' hides a value of the same name", name), -1);
+    else define(c, name, ins[i]);
+  }
   for (size_t i = 0; i < sub->n_initializer && !rc; i++) {
     const char *name = sub->initializer[i]->name ? sub->initializer[i]->name : "";
     if (lookup(c, name)) rc = (snprintf(err, sizeof err, "initializer '%s' is already defined", name), -1);
@@ -461,6 +491,7 @@ int imp_lower_subgraph(imp_node *n, const Onnx__GraphProto *sub, const char *wha
     if (!v) rc = (snprintf(err, sizeof err, "output '%s' is never produced", sub->output[i]->name ? sub->output[i]->name : ""), -1);
     else outs[i] = v->ref;
   }
+  forget_subgraph(c, sub);
   if (!rc) return 0;
   c->node_failed = false; /* the inner node's message, with its name, goes into this node's */
   const char *msg = strncmp(err, c->path, strlen(c->path)) ? err : err + strlen(c->path) + (err[strlen(c->path)] == ':' ? 2 : 0);

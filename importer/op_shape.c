@@ -57,7 +57,7 @@ static ir_ref combine(ir_graph *g, ir_ref a, ir_ref b) {
 
 /* Concatenation along `axis`: each piece is padded with zeros to the full
  * extent and the pieces are summed (ORed for bool), so it stays primitives. */
-static ir_ref concat(imp_node *n, const ir_ref *parts, int cnt, int axis) {
+ir_ref imp_concat(imp_node *n, const ir_ref *parts, int cnt, int axis) {
   ir_graph *g = n->g;
   if (cnt <= 0) return imp_fail(n, "nothing to concatenate"), IR_NONE;
   ir_shape out = shape_of(n, parts[0]);
@@ -206,7 +206,7 @@ static int lower_concat(imp_node *n) {
   if (!imp_has_attr(n, "axis")) return imp_fail(n, "attribute 'axis' is required");
   int axis = imp_axis(n, imp_attr_i(n, "axis", 0), shape_of(n, parts[0]).rank);
   if (axis < 0) return -1;
-  return imp_set_out(n, 0, concat(n, parts, cnt, axis));
+  return imp_set_out(n, 0, imp_concat(n, parts, cnt, axis));
 }
 
 /* numpy-style clamping of one slice axis of size d: start, length. */
@@ -422,7 +422,7 @@ static ir_ref pad_axis(imp_node *n, ir_ref x, int axis, int64_t before, int64_t 
                            : ir_view_expand(g, slice_axis(g, x, axis, d - 1, 1, 1), t);
   }
   if (ir_failed(g)) return IR_NONE;
-  return concat(n, parts, cnt, axis);
+  return imp_concat(n, parts, cnt, axis);
 }
 
 /* The pads (before..., after...) of a Pad node, expanded to every axis. */

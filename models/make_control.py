@@ -10,8 +10,13 @@
                    only if the branch not taken is never lowered
   if_pos.pb, if_neg.pb  inputs that take each branch of if_runtime
   if_small.pb      x[2, 8]: the other branch of if_shape
+  loop.onnx        a torch.jit.script module with an `if` on a value and a
+                   `for i in range(x.size(0))` (a Loop whose trip count is
+                   the batch, known once the input is: unrolled), dynamic
+                   batch: run at if_pos (4 iterations) and if_small (2)
   if_shapes_differ.onnx  a run-time If whose branches give [2] and [3]: refused
-  if_deep.onnx     Ifs nested 9 deep: refused (8 is the limit)"""
+  if_deep.onnx     Ifs nested 9 deep: refused (8 is the limit)
+  loop_long.onnx   a Loop of 5000 iterations: refused (unrolled, 1024 at most)"""
 import os
 import numpy as np
 import onnx
@@ -50,6 +55,21 @@ class ShapeTest(torch.nn.Module):
         return y
 
 
+class Looped(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        if bool(x.mean() > 0):
+            y = x * 0.5
+        else:
+            y = -x
+        for i in range(x.size(0)):
+            y = torch.tanh(self.a(y)) + x[i] * float(i)
+        return y
+
+
 def export(module, name, dynamic=False):
     path = os.path.join(HERE, name + ".onnx")
     torch.onnx.export(torch.jit.script(module), (torch.randn(4, 8),), path, opset_version=15,
@@ -61,6 +81,7 @@ def export(module, name, dynamic=False):
 
 export(Branchy().eval(), "if_runtime")
 export(ShapeTest().eval(), "if_shape", dynamic=True)
+export(Looped().eval(), "loop", dynamic=True)
 x = np.random.default_rng(4).standard_normal((4, 8)).astype(np.float32)
 onnx.save_tensor(numpy_helper.from_array(np.abs(x), "x"), os.path.join(HERE, "if_pos.pb"))
 onnx.save_tensor(numpy_helper.from_array(-np.abs(x), "x"), os.path.join(HERE, "if_neg.pb"))
@@ -100,3 +121,17 @@ for d in range(9):
                                                 else_branch=const_branch("e%d" % d, [0.0]))], "lvl%d" % d, [],
                               [helper.make_tensor_value_info("o%d" % d, TensorProto.FLOAT, None)])
 save_if("if_deep", inner, const_branch("top", [0.0]))
+
+body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]), helper.make_node("Add", ["v_in", "v_in"], ["v_out"])],
+                         "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                                  helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+                                  helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [2])],
+                         [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+                          helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [2])])
+g = helper.make_graph([helper.make_node("Loop", ["M", "", "v"], ["y"], body=body)], "loop_long",
+                      [helper.make_tensor_value_info("v", TensorProto.FLOAT, [2])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+                      initializer=[numpy_helper.from_array(np.array(5000, np.int64), "M")])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
+onnx.checker.check_model(m)
+onnx.save(m, os.path.join(HERE, "loop_long.onnx"))
