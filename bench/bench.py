@@ -191,9 +191,9 @@ def parse_kv(out):
     return r
 
 
-def interleave(model, inputs, argv, threads, warmup, runs, batch, dumpdir):
+def interleave(model, inputs, argv, threads, warmup, runs, batch, dumpdir, env=None):
     spec = {'model': model, 'inputs': inputs, 'harness': argv + ['--serve'], 'threads': threads,
-            'warmup': warmup, 'runs': runs, 'batch': batch, 'dumpdir': dumpdir, 'gapms': 30}
+            'warmup': warmup, 'runs': runs, 'batch': batch, 'dumpdir': dumpdir, 'gapms': 30, 'env': env or {}}
     sp = os.path.join(dumpdir + '.spec.json')
     os.makedirs(dumpdir, exist_ok=True)
     json.dump(spec, open(sp, 'w'))
@@ -387,7 +387,7 @@ def gen_llama(key):
 
 
 def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list, runs, batch, rows, compile_log,
-               symbols=None):
+               symbols=None, env=None):
     """Compiles `model` once per thread count, runs ours and onnxruntime
     interleaved; appends one row per thread count (without the rates)."""
     made = []
@@ -408,7 +408,7 @@ def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list
             continue
         argv = harness_argv(od, key, files, out_bytes, symbols)
         try:
-            it = interleave(model, spec, argv, t, 20, runs, batch, os.path.join(d, f'dump_t{t}'))
+            it = interleave(model, spec, argv, t, 20, runs, batch, os.path.join(d, f'dump_t{t}'), env)
         except RuntimeError as e:
             rows.append(dict(model=label, threads=t, error=str(e)))
             log(f'  {label} t={t}: FAILED: {e}')
@@ -453,7 +453,7 @@ def bench_llama(keys, threads_list, rows, peaks, compile_log):
 def bench_cnn(keys, threads_list, rows, peaks, compile_log):
     """GFLOP/s = 2 x the multiply-adds of the Conv and Gemm/MatMul nodes
     (make_cnn.py's info.json) / time; pooling and element-wise ops are not
-    counted."""
+    counted. Ours runs with OMP_WAIT_POLICY=passive."""
     for key in keys:
         args, label = CNN[key]
         d = os.path.join(WORK, 'cnn', key)
@@ -472,8 +472,11 @@ def bench_cnn(keys, threads_list, rows, peaks, compile_log):
         except Exception as e:  # generator failure
             rows.append(dict(model=label, threads='-', error='generator: ' + str(e)))
             continue
+        # a CNN is ~50-90 short kernels, each an OpenMP region: with libgomp's
+        # default wait policy a sleeping worker woken on a busy core made a
+        # 2-thread MobileNet run 35 ms (median) instead of 2.6 (passive)
         for row in time_model(key, label, model, d, [], files, spec, out_bytes, threads_list, 20, 5, rows,
-                              compile_log):
+                              compile_log, env={'OMP_WAIT_POLICY': 'passive'}):
             gflops = 2 * macs / (row['ours_ms'] * 1e-3) / 1e9
             row.update(gflops=gflops, pct_fma=100 * gflops / peak_for(peaks, 'fma', row['ours_threads']))
 

@@ -66,7 +66,7 @@ async function main() {
     const C = CTORS[inp.dtype];
     feeds[inp.name] = new ort.Tensor(inp.dtype, new C(bytes.buffer, bytes.byteOffset, bytes.byteLength / C.BYTES_PER_ELEMENT), inp.dims);
   }
-  const env = { ...process.env, OMP_NUM_THREADS: String(threads) };
+  const env = { ...process.env, ...(spec.env || {}), OMP_NUM_THREADS: String(threads) };
   const child = new Child(spec.harness, env);
   const gap = spec.gapms ?? 30;
 
