@@ -1,4 +1,5 @@
 /* main.c — the onnx2c-caten command: argument parsing and reporting. */
+#include "cli.h"
 #include "runtime.h"
 
 #include <getopt.h>
@@ -503,11 +504,22 @@ static int cmd_verify(args *a) {
   return all ? 0 : 1;
 }
 
+static int run_fn(void *a) {
+  return cmd_run(a);
+}
+
+static int verify_fn(void *a) {
+  return cmd_verify(a);
+}
+
 int main(int argc, char **argv) {
   args a;
   memset(&a, 0, sizeof a);
   if (parse(argc, argv, &a)) return 1;
-  if (!strcmp(a.cmd, "run")) return cmd_run(&a);
-  if (!strcmp(a.cmd, "verify")) return cmd_verify(&a);
-  return cmd_compile(&a);
+  bool run = !strcmp(a.cmd, "run");
+  if (!run && strcmp(a.cmd, "verify")) return cmd_compile(&a);
+  /* run and verify: their temporaries never outlive them (scratch.c) */
+  char err[256];
+  int rc = cli_in_scratch(run ? run_fn : verify_fn, &a, err, sizeof err);
+  return rc < 0 ? die(err) : rc;
 }

@@ -61,33 +61,26 @@ static const char *name_problem(const char *s) {
   return NULL;
 }
 
-/* Writes to NAME.tmp and renames, so a failed compile leaves no file that
- * looks complete. With `embed`, NAME_weights.c too, which names the
- * weights file by its absolute path (the assembler reads it). */
+/* The C, the header and the weights (with `embed`, NAME_weights.c too,
+ * which names the weights file by its absolute path: the assembler reads
+ * it), as one set (outset.c). */
 static int emit_files(rt_model *m, bool embed, char *err, size_t n) {
-  char path[4][4200], tmp[4][4300], wabs[4200] = "";
-  const char *ext[4] = {".c", ".h", ".weights", "_weights.c"};
-  FILE *f[4] = {0};
-  int rc = 0, nf = embed ? 4 : 3;
-  for (int i = 0; i < nf; i++) {
-    snprintf(path[i], sizeof path[i], "%s/%s%s", m->dir, m->name, ext[i]);
-    snprintf(tmp[i], sizeof tmp[i], "%s.tmp", path[i]);
-    if (!(f[i] = fopen(tmp[i], "wb"))) rc = -1, snprintf(err, n, "%s: cannot write (%s)", tmp[i], strerror(errno));
-  }
+  static const char *const ext[4] = {".c", ".h", ".weights", "_weights.c"};
+  char wabs[4200] = "";
   char *dir = embed ? realpath(m->dir, NULL) : NULL;
   if (dir) snprintf(wabs, sizeof wabs, "%s/%s.weights", dir, m->name);
   free(dir);
-  if (!rc && embed && !*wabs) rc = -1, snprintf(err, n, "%s: cannot resolve the directory", m->dir);
+  if (embed && !*wabs) return snprintf(err, n, "%s: cannot resolve the directory", m->dir), -1;
+  rt_outset set;
+  if (rt_outset_open(&set, m->dir, m->name, ext, embed ? 4 : 3, err, n)) return -1;
   cg_options co = {m->name, m->threads, embed ? wabs : NULL};
-  if (!rc) rc = cg_emit(m->p, &co, f[0], f[1], f[2], err, n);
-  if (!rc && embed) rc = cg_emit_embedded(m->p, &co, f[3], err, n);
-  for (int i = 0; i < nf; i++)
-    if (f[i] && fclose(f[i]) && !rc) rc = -1, snprintf(err, n, "%s: write error", tmp[i]);
-  for (int i = 0; i < nf; i++) {
-    if (!rc && rename(tmp[i], path[i])) rc = -1, snprintf(err, n, "%s: cannot rename", tmp[i]);
-    if (rc) remove(tmp[i]);
+  int rc = cg_emit(m->p, &co, set.f[0], set.f[1], set.f[2], err, n);
+  if (!rc && embed) rc = cg_emit_embedded(m->p, &co, set.f[3], err, n);
+  if (rc) {
+    rt_outset_abort(&set);
+    return -1;
   }
-  return rc;
+  return rt_outset_commit(&set, err, n);
 }
 
 int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_model **out, char *err,

@@ -97,6 +97,22 @@ int rt_bind_dims(const ir_graph *g, const ir_shape *shapes, int64_t *vals, char 
 /* `s` with the symbols at `vals` (by id); false when a value overflows. */
 bool rt_shape_at(const ir_shape *s, const int64_t *vals, ir_shape *out);
 
+/* The files of a compile (DIR/NAME.c, .h, .weights, and _weights.c when
+ * embedded) written as one set (outset.c): open checks that every target
+ * can be replaced and creates exclusive temporaries (never following a
+ * planted symlink); commit puts all of them in place or, on any failure,
+ * leaves the old set; abort removes the temporaries. */
+#define RT_OUTSET_FILES 4
+typedef struct {
+  char path[RT_OUTSET_FILES][4200], tmp[RT_OUTSET_FILES][4300];
+  FILE *f[RT_OUTSET_FILES];
+  int n;
+} rt_outset;
+int rt_outset_open(rt_outset *s, const char *dir, const char *name, const char *const *suffix, int nfiles,
+                   char *err, size_t errlen);
+int rt_outset_commit(rt_outset *s, char *err, size_t errlen);
+void rt_outset_abort(rt_outset *s);
+
 int rt_tensor_read(const char *path, imp_tensor *t, char *err, size_t errlen);
 int rt_tensor_write(const char *path, const imp_tensor *t, char *err, size_t errlen);
 

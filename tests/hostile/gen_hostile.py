@@ -472,3 +472,6 @@ def resize_model(name, n_in, n_out, mode):
 
 resize_model("resize_4096_262144.onnx", 4096, 262144, "linear")
 resize_model("resize_wrap.onnx", 1 << 31, 1 << 30, "nearest")
+
+# An input of valid.onnx (the output-file and run clean-up cases).
+tensor_pb("valid_x.pb", np.ones((2, 8), np.float32))

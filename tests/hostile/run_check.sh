@@ -8,6 +8,9 @@
 #     -std=c11 -Wall -Wextra -Werror, with and without -trigraphs, and
 #     model.h alone; `run` on the inputs gives the expected outputs, printing
 #     one PASS line per output and nothing else.
+#   outputs_symlink, outputs_not_replaceable FIRST, run_tmp_failure IN
+#   VALID VALID_IN, run_tmp_signal IN: the output files and temporaries
+#   (see each below).
 check=$1 exe=$2 gen=$3 model=$gen/$4 out=$5
 eval "set -- $6"
 cc=${CC:-cc}
@@ -37,6 +40,50 @@ build_run)
   good=$(LC_ALL=C grep -a -c '^output [0-9]* .*: max abs .* 0 mismatches: PASS$' "$out/run.out")
   [ "$n" -ge 1 ] && [ "$n" -eq "$good" ] || fail "run printed more than its PASS lines: $(head -c 2000 "$out/run.out")"
   msg="built with -Werror (and -trigraphs), run: $(cat "$out/run.out")" ;;
+outputs_symlink)
+  # symlinks planted where temporaries and outputs go: never followed
+  d=$out/dir
+  mkdir "$d" && echo victim >"$out/victim" || fail "setup"
+  for f in model.c.tmp model.h.tmp model.weights.tmp model.c; do ln -s "$out/victim" "$d/$f"; done
+  "$exe" "$model" -o "$d" >/dev/null 2>"$out/err" || fail "compile: $(cat "$out/err")"
+  [ "$(cat "$out/victim")" = victim ] || fail "a planted symlink was followed: the victim file was overwritten"
+  [ -f "$d/model.c" ] && [ ! -L "$d/model.c" ] || fail "model.c is not the new file"
+  msg="planted symlinks not followed" ;;
+outputs_not_replaceable)
+  # model.h a directory: refused before anything is renamed, the old set stays
+  d=$out/dir
+  "$exe" "$gen/$1" -o "$d" >/dev/null 2>"$out/err" || fail "first compile: $(cat "$out/err")"
+  cp "$d/model.c" "$out/old.c" && cp "$d/model.weights" "$out/old.weights" && rm "$d/model.h" && mkdir "$d/model.h" ||
+    fail "setup"
+  "$exe" "$model" -o "$d" >/dev/null 2>"$out/err"
+  st=$?
+  [ $st -eq 1 ] && [ "$(wc -l <"$out/err")" -eq 1 ] || fail "status $st, expected 1 and one line: $(cat "$out/err")"
+  cmp -s "$d/model.c" "$out/old.c" && cmp -s "$d/model.weights" "$out/old.weights" ||
+    fail "the old set was changed: $(cat "$out/err")"
+  [ "$(ls -A "$d" | tr '\n' ' ')" = "model.c model.h model.weights " ] || fail "files left behind: $(ls -A "$d")"
+  msg="$(cat "$out/err"), the old set kept" ;;
+run_tmp_failure)
+  # run fails (a model refused, then a C compiler that fails): nothing left in TMPDIR
+  mkdir "$out/tmp"
+  TMPDIR=$out/tmp "$exe" run "$model" -i "$gen/$1" >/dev/null 2>"$out/err" && fail "run of a refused model succeeded"
+  TMPDIR=$out/tmp CC=false "$exe" run "$gen/$2" -i "$gen/$3" >/dev/null 2>>"$out/err" && fail "run without a C compiler succeeded"
+  [ -z "$(ls -A "$out/tmp")" ] || fail "left in TMPDIR: $(ls -A "$out/tmp")"
+  msg="nothing left in TMPDIR after two failed runs" ;;
+run_tmp_signal)
+  # SIGTERM while the C compiler runs: status 143, TMPDIR empty, cc stopped
+  mkdir "$out/tmp"
+  printf '#!/bin/sh\n: >"%s/started"\nexec sleep 60\n' "$out" >"$out/cc.sh" && chmod +x "$out/cc.sh" || fail "setup"
+  TMPDIR=$out/tmp CC=$out/cc.sh "$exe" run "$model" -i "$gen/$1" >/dev/null 2>"$out/err" &
+  pid=$!
+  i=0
+  while [ ! -e "$out/started" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+  [ -e "$out/started" ] || { kill $pid; fail "the C compiler never started: $(cat "$out/err")"; }
+  kill -TERM $pid
+  wait $pid
+  st=$?
+  [ $st -eq 143 ] || fail "status $st after SIGTERM, expected 143: $(cat "$out/err")"
+  [ -z "$(ls -A "$out/tmp")" ] || fail "left in TMPDIR after SIGTERM: $(ls -A "$out/tmp")"
+  msg="SIGTERM: status 143, nothing left in TMPDIR" ;;
 *) fail "unknown check $check" ;;
 esac
 rm -rf "$out"
