@@ -100,14 +100,15 @@ void cg_typed_header(FILE *h, const sched_program *p, const char *N, bool embed)
   for (int i = 0; i < ir_output_count(p->g); i++) header_macros(h, p, N, true, i);
   fprintf(h, "\n/* The same at given dimensions (%s): the name,\n", ir_sym_count(p->g) ? "`dims`: NUM_DIMS values" : "`dims`: none, NULL");
   fprintf(h,
-          " * the dtype, the shape written to `shape` (returns the rank), the element\n"
+          " * the dtype, the rank, the shape written to `shape` (returns the rank), the element\n"
           " * count and the bytes; -1 (NULL) for a tensor that does not exist or\n"
           " * dimensions the model refuses. %s_input_axis_dim: the symbol (index in\n"
           " * `dims`) that axis `a` of input `i` is, or -1. */\n",
           N);
   for (int o = 0; o < 2; o++) {
     const char *fn = o ? "output" : "input";
-    fprintf(h, "const char *%s_%s_name(int i);\nint %s_%s_dtype(int i);\n", N, fn, N, fn);
+    fprintf(h, "const char *%s_%s_name(int i);\nint %s_%s_dtype(int i);\nint %s_%s_rank(int i);\n", N, fn, N, fn,
+            N, fn);
     fprintf(h, "int %s_%s_shape(int i, const int64_t *dims, int64_t *shape);\n", N, fn);
     fprintf(h, "int64_t %s_%s_numel(int i, const int64_t *dims);\n", N, fn);
     fprintf(h, "int64_t %s_%s_bytes(int i, const int64_t *dims);\n", N, fn);
@@ -182,11 +183,15 @@ void cg_typed_source(FILE *c, const sched_program *p, const char *N) {
     }
     fprintf(c, "0};\nstatic const int o2c_%s_dtypes[%d] = {", fn, n + 1);
     for (int i = 0; i < n; i++) fprintf(c, "%d, ", onnx_dtype(io_node(p, o, i)->dtype));
+    fprintf(c, "0};\nstatic const int o2c_%s_ranks[%d] = {", fn, n + 1);
+    for (int i = 0; i < n; i++) fprintf(c, "%d, ", io_node(p, o, i)->shape.rank);
     fprintf(c, "0};\nstatic const int o2c_%s_sizes[%d] = {", fn, n + 1);
     for (int i = 0; i < n; i++) fprintf(c, "%d, ", (int)ir_dtype_size(io_node(p, o, i)->dtype));
     fprintf(c, "0};\n\nconst char *%s_%s_name(int i) {\n  return i >= 0 && i < %d ? o2c_%s_names[i] : 0;\n}\n\n",
             N, fn, n, fn);
     fprintf(c, "int %s_%s_dtype(int i) {\n  return i >= 0 && i < %d ? o2c_%s_dtypes[i] : -1;\n}\n\n", N, fn, n,
+            fn);
+    fprintf(c, "int %s_%s_rank(int i) {\n  return i >= 0 && i < %d ? o2c_%s_ranks[i] : -1;\n}\n\n", N, fn, n,
             fn);
     fprintf(c, "int %s_%s_shape(int i, const int64_t *dims, int64_t *shape) {\n", N, fn);
     for (int k = 0; k < ir_sym_count(p->g); k++)

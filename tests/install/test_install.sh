@@ -52,4 +52,12 @@ cmake -S "$src/examples/cmake" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$tmp/moved" 
   -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" >/dev/null || fail "examples/cmake: configure failed"
 cmake --build "$tmp/cmake" >"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "examples/cmake: build failed"; }
 "$tmp/cmake/llama_cmake" | grep -Eq '^next tokens:( [0-9]+){16}$' || fail "examples/cmake: bad output"
+# the Python wrapper, installed, finds the installed compiler
+cd "$tmp/work" && env -u ONNX2C_CATEN /usr/bin/python3 -c "
+import sys; sys.path.insert(0, '$tmp/moved/share/onnx2c-caten/python')
+import numpy as np, onnx2c_caten
+assert onnx2c_caten._compiler() == '$tmp/moved/bin/onnx2c-caten', onnx2c_caten._compiler()
+y, = onnx2c_caten.compile('m.onnx')(x=np.zeros((16, 64), np.float32))
+print('test_install: the installed python wrapper ran, output', y.shape)
+" || fail "installed python wrapper failed"
 echo "test_install: examples/cmake built with find_package(onnx2c-caten) and ran"

@@ -32,6 +32,7 @@ static void check_io(int out, int i) {
   int64_t s[13], n = 1;
   CHECK(!strcmp(name(i), out ? exp_out_names[i] : exp_in_names[i]));
   CHECK(dtype(i) == (out ? exp_out_dtype[i] : exp_in_dtype[i]));
+  CHECK((out ? m_output_rank : m_input_rank)(i) == rank);
   CHECK(shape(i, exp_dims, s) == rank);
   for (int k = 0; k < rank; k++) {
     CHECK(s[k] == want[k]);
