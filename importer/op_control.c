@@ -1,4 +1,4 @@
-/* op_control.c — control flow: If, and Loop unrolled.
+/* op_control.c — control flow: If, and Loop and Scan unrolled.
  *
  * A condition known at compile time selects its branch, and only that
  * branch is lowered (its nodes read the outer values by name). Otherwise
@@ -121,8 +121,80 @@ static int lower_loop(imp_node *n) {
   return rc;
 }
 
+/* An attribute list of per-value integers (axes, directions), default 0. */
+static int scan_attr(imp_node *n, const char *name, int64_t *v, int cnt) {
+  for (int i = 0; i < cnt; i++) v[i] = 0;
+  int k = imp_attr_ints(n, name, v, cnt);
+  if (k >= 0 && k != cnt) return imp_fail(n, "attribute '%s' has %d values, %d expected", name, k, cnt);
+  for (int i = 0; i < cnt; i++)
+    if (!strstr(name, "axes") && v[i] != 0 && v[i] != 1) return imp_fail(n, "attribute '%s' must hold 0 or 1", name);
+  return 0;
+}
+
+/* Scan (opset 9 and later), unrolled like Loop over the scan axis, whose
+ * length is static: iteration t reads element t (or T-1-t, reversed) of
+ * each scan input along its axis, and the scan outputs are stacked along
+ * theirs. */
+static int lower_scan(imp_node *n) {
+  ir_graph *g = n->g;
+  if (n->opset < 9) return imp_fail(n, "Scan before opset 9 (with a batch axis) is not supported");
+  const Onnx__GraphProto *body = imp_attr_graph(n, "body");
+  int nsi = (int)imp_attr_i(n, "num_scan_inputs", 0), nst = imp_nin(n) - nsi, nso = imp_nout(n) - nst;
+  if (!body) return -1;
+  if (nsi < 1 || nst < 0 || nso < 0 || nsi > MAX_LOOP_VALUES || nst > MAX_LOOP_VALUES || nso > MAX_LOOP_VALUES)
+    return imp_fail(n, "%d inputs, %d outputs and %d scan inputs do not make a Scan (at most %d values)", imp_nin(n),
+                    imp_nout(n), nsi, MAX_LOOP_VALUES);
+  int64_t iax[MAX_LOOP_VALUES], idir[MAX_LOOP_VALUES], oax[MAX_LOOP_VALUES], odir[MAX_LOOP_VALUES];
+  if (scan_attr(n, "scan_input_axes", iax, nsi) || scan_attr(n, "scan_input_directions", idir, nsi) ||
+      scan_attr(n, "scan_output_axes", oax, nso) || scan_attr(n, "scan_output_directions", odir, nso))
+    return -1;
+  ir_ref ins[2 * MAX_LOOP_VALUES], outs[2 * MAX_LOOP_VALUES], xs[MAX_LOOP_VALUES];
+  int64_t T = -1;
+  for (int i = 0; i < nst; i++)
+    if ((ins[i] = imp_req(n, i)) == IR_NONE) return -1;
+  for (int j = 0; j < nsi; j++) {
+    if ((xs[j] = imp_req(n, nst + j)) == IR_NONE) return -1;
+    const ir_shape *s = imp_shape(n, xs[j]);
+    int a = imp_axis(n, iax[j], s->rank);
+    if (a < 0) return -1;
+    iax[j] = a;
+    if (ir_dim_is_sym(s->d[a])) return imp_fail(n, "the scan axis of input %d is symbolic (give it with --dim)", nst + j);
+    if (T >= 0 && s->d[a] != T) return imp_fail(n, "scan inputs differ in length (%lld and %lld)", (long long)T, (long long)s->d[a]);
+    T = s->d[a];
+  }
+  if (T < 1 || T > MAX_UNROLL) return imp_fail(n, "scan length %lld: scans are unrolled, 1 to %d iterations", (long long)T, MAX_UNROLL);
+  ir_ref *scans = calloc((size_t)(nso ? nso : 1) * (size_t)T, sizeof *scans);
+  if (!scans) return imp_fail(n, "out of memory");
+  int start = ir_graph_count(g), rc = 0;
+  for (int64_t t = 0; t < T && !rc; t++) {
+    for (int j = 0; j < nsi; j++) {
+      const ir_shape *s = imp_shape(n, xs[j]);
+      int64_t st[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
+      for (int k = 0; k < s->rank; k++) step[k] = 1, len[k] = s->d[k];
+      st[iax[j]] = idir[j] ? T - 1 - t : t, len[iax[j]] = 1;
+      ins[nst + j] = ir_view_squeeze(g, ir_view_slice(g, xs[j], st, step, len), (int)iax[j]);
+    }
+    char what[64];
+    snprintf(what, sizeof what, "body (iteration %lld)", (long long)t);
+    rc = imp_lower_subgraph(n, body, what, ins, nst + nsi, outs, nst + nso);
+    for (int i = 0; i < nst && !rc; i++) ins[i] = outs[i];
+    for (int k = 0; k < nso && !rc; k++) {
+      int a = imp_axis(n, oax[k], imp_shape(n, outs[nst + k])->rank + 1);
+      if (a < 0) rc = -1;
+      else scans[k * T + (odir[k] ? T - 1 - t : t)] = ir_view_unsqueeze(g, outs[nst + k], a), oax[k] = a;
+    }
+    if (!rc && ir_graph_count(g) - start > MAX_UNROLL_NODES)
+      rc = imp_fail(n, "the unrolled scan needs more than %d IR nodes (at iteration %lld)", MAX_UNROLL_NODES, (long long)t);
+  }
+  for (int i = 0; i < nst && !rc; i++) rc = imp_set_out(n, i, ins[i]);
+  for (int k = 0; k < nso && !rc; k++) rc = imp_set_out(n, nst + k, imp_concat(n, scans + k * T, (int)T, (int)oax[k]));
+  free(scans);
+  return rc;
+}
+
 const imp_op_entry imp_ops_control[] = {
     {"If", lower_if, 0},
     {"Loop", lower_loop, 0},
+    {"Scan", lower_scan, 0},
     {NULL, NULL, 0},
 };

@@ -16,7 +16,10 @@
                    batch: run at if_pos (4 iterations) and if_small (2)
   if_shapes_differ.onnx  a run-time If whose branches give [2] and [3]: refused
   if_deep.onnx     Ifs nested 9 deep: refused (8 is the limit)
-  loop_long.onnx   a Loop of 5000 iterations: refused (unrolled, 1024 at most)"""
+  loop_long.onnx   a Loop of 5000 iterations: refused (unrolled, 1024 at most)
+  scan.onnx        a Scan (unrolled) with a running sum as its state, one scan
+                   input read backwards along axis 1 and one forwards along
+                   axis 0, a scan output stacked along axis 2, one reversed"""
 import os
 import numpy as np
 import onnx
@@ -135,3 +138,24 @@ g = helper.make_graph([helper.make_node("Loop", ["M", "", "v"], ["y"], body=body
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
 onnx.checker.check_model(m)
 onnx.save(m, os.path.join(HERE, "loop_long.onnx"))
+
+V = TensorProto.FLOAT
+body = helper.make_graph([helper.make_node("Add", ["s_in", "xt"], ["s_out"]),
+                          helper.make_node("Mul", ["s_out", "wt"], ["yt"]),
+                          helper.make_node("Sub", ["s_out", "wt"], ["zt"])],
+                         "scan_body", [helper.make_tensor_value_info("s_in", V, [4, 2]),
+                                       helper.make_tensor_value_info("xt", V, [4, 2]),
+                                       helper.make_tensor_value_info("wt", V, [2])],
+                         [helper.make_tensor_value_info("s_out", V, [4, 2]),
+                          helper.make_tensor_value_info("yt", V, [4, 2]),
+                          helper.make_tensor_value_info("zt", V, [4, 2])])
+g = helper.make_graph([helper.make_node("Scan", ["s0", "x", "w"], ["s", "y", "z"], body=body, num_scan_inputs=2,
+                                        scan_input_axes=[1, 0], scan_input_directions=[1, 0],
+                                        scan_output_axes=[2, 0], scan_output_directions=[0, 1])], "scan",
+                      [helper.make_tensor_value_info("s0", V, [4, 2]), helper.make_tensor_value_info("x", V, [4, 6, 2]),
+                       helper.make_tensor_value_info("w", V, [6, 2])],
+                      [helper.make_tensor_value_info("s", V, [4, 2]), helper.make_tensor_value_info("y", V, [4, 2, 6]),
+                       helper.make_tensor_value_info("z", V, [6, 4, 2])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)])
+onnx.checker.check_model(m)
+onnx.save(m, os.path.join(HERE, "scan.onnx"))
