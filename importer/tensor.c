@@ -3,10 +3,12 @@
 #include "importer_impl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The most memory one tensor of the model may need: the machine's RAM
@@ -84,7 +86,20 @@ void imp_tensor_free(imp_tensor *t) {
   memset(t, 0, sizeof *t);
 }
 
-/* External data must stay inside the model's folder. */
+/* Does path `loc` have a ".." component? ("w..bin" is a plain name.) */
+static bool has_dotdot(const char *loc) {
+  for (const char *c = loc; *c;) {
+    size_t k = strcspn(c, "/");
+    if (k == 2 && c[0] == '.' && c[1] == '.') return true;
+    c += k;
+    if (*c) c++;
+  }
+  return false;
+}
+
+/* External data must be a regular file inside the model's folder: opened
+ * without blocking (a FIFO would wait for a writer forever) and without
+ * following a symlink, then checked with fstat. */
 static int read_external(const Onnx__TensorProto *t, const char *base_dir, void *dst, size_t bytes,
                          char *err, size_t n) {
   const char *loc = NULL;
@@ -99,7 +114,7 @@ static int read_external(const Onnx__TensorProto *t, const char *base_dir, void 
                       e->key, e->value), -1;
   }
   if (!base_dir) return snprintf(err, n, "tensor '%s': external data is not allowed here", t->name ? t->name : ""), -1;
-  if (!loc || !*loc || loc[0] == '/' || strstr(loc, ".."))
+  if (!loc || !*loc || loc[0] == '/' || has_dotdot(loc))
     return snprintf(err, n, "tensor '%s': external data location '%s' is outside the model's folder",
                     t->name ? t->name : "", loc ? loc : ""), -1;
   if (off < 0 || (len >= 0 && (size_t)len != bytes))
@@ -110,8 +125,17 @@ static int read_external(const Onnx__TensorProto *t, const char *base_dir, void 
       strncmp(real, realbase, strlen(realbase)) || real[strlen(realbase)] != '/')
     return snprintf(err, n, "tensor '%s': external data file '%s' is missing or outside the model's folder",
                     t->name ? t->name : "", loc), -1;
-  FILE *f = fopen(real, "rb");
-  if (!f) return snprintf(err, n, "tensor '%s': cannot open external data '%s'", t->name ? t->name : "", loc), -1;
+  int fd = open(real, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+    close(fd);
+    return snprintf(err, n, "tensor '%s': external data '%s' is not a regular file", t->name ? t->name : "", loc), -1;
+  }
+  FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+  if (!f) {
+    if (fd >= 0) close(fd);
+    return snprintf(err, n, "tensor '%s': cannot open external data '%s'", t->name ? t->name : "", loc), -1;
+  }
   int rc = 0;
   if (fseek(f, off, SEEK_SET) || fread(dst, 1, bytes, f) != bytes)
     rc = (snprintf(err, n, "tensor '%s': external data '%s' is shorter than offset %lld + %zu bytes",

@@ -475,3 +475,10 @@ resize_model("resize_wrap.onnx", 1 << 31, 1 << 30, "nearest")
 
 # An input of valid.onnx (the output-file and run clean-up cases).
 tensor_pb("valid_x.pb", np.ones((2, 8), np.float32))
+
+# External data that is no regular file (issue 12, 12): a FIFO (opening it
+# waited for a writer forever), a folder; a name with ".." inside that is
+# no ".." component is fine.
+ext_case("fifo", "pipe.bin", setup=lambda d: os.mkfifo(os.path.join(d, "pipe.bin")))
+ext_case("subdir", "sub", setup=lambda d: os.mkdir(os.path.join(d, "sub")))
+ext_case("dotdot_name", "w..bin", setup=lambda d: shutil.copy(os.path.join(d, "weights.bin"), os.path.join(d, "w..bin")))
