@@ -2,6 +2,7 @@
 #include "runtime.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,25 @@ static double now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* Progress on a terminal: one line on stderr, rewritten per stage and
+ * cleared at the end (NULL); nothing when stderr is not a terminal or -v
+ * prints its timings. */
+static void progress(const rt_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void progress(const rt_options *o, const char *fmt, ...) {
+  static int tty = -1;
+  if (tty < 0) tty = isatty(STDERR_FILENO);
+  if (!tty || o->verbose) return;
+  fputs("\r\033[K", stderr);
+  if (fmt) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("onnx2c-caten: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+  }
+  fflush(stderr);
 }
 
 static void stage_done(const rt_options *o, const char *stage, double *t) {
@@ -111,11 +131,13 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
     m->own_dir = true;
   }
   double t = now_ms();
+  progress(o, "[1/4] reading %s and lowering its nodes...", onnx);
   int rc = imp_load(onnx, &o->imp, &m->g, err, n);
   stage_done(o, "import", &t);
   if (!rc && ir_verify(m->g)) rc = -1, snprintf(err, n, "%s: %s", onnx, ir_error(m->g));
   if (!rc) m->nodes = ir_graph_count(m->g);
   if (!rc && o->dump && !strcmp(o->dump, "ir-lowered")) ir_dump(m->g, stderr);
+  if (!rc) progress(o, "[2/4] rewriting %d primitives...", m->nodes);
   if (!rc && !o->no_rewrite) {
     m->rewrites = ir_rewrite_gather(m->g);
     ir_rewrite_weight_layout(m->g);
@@ -125,6 +147,7 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
   }
   if (!rc && o->dump && !strcmp(o->dump, "ir")) ir_dump(m->g, stderr);
   if (!rc) {
+    progress(o, "[3/4] scheduling %d primitives into kernels (isl)...", ir_graph_count(m->g));
     rc = sched_build(m->g, &o->sched, &m->p, err, n);
     stage_done(o, "schedule", &t);
   }
@@ -141,9 +164,12 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
     else sched_dump_dot(m->p, f), fclose(f);
   }
   if (!rc) {
+    progress(o, "[4/4] writing the C of %d kernels and %lld bytes of weights...", m->p->nkernels,
+             (long long)m->p->weights_size);
     rc = emit_files(m, o->embed_weights, err, n);
     stage_done(o, "emit", &t);
   }
+  progress(o, NULL);
   if (rc) {
     rt_model_free(m);
     return -1;
