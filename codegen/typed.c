@@ -129,8 +129,8 @@ void cg_typed_header(FILE *h, const sched_program *p, const char *N, bool embed)
 }
 
 int cg_emit_embedded(const sched_program *p, const cg_options *o, FILE *f, char *err, size_t errlen) {
-  for (const char *s = o->embed; *s; s++)
-    if (*s == '"' || *s == '\\' || (unsigned char)*s < 32 || (unsigned char)*s > 126)
+  for (const char *s = o->embed; *s; s++) /* the path goes into a C string: no escapes, no ??/ */
+    if (*s == '"' || *s == '\\' || *s == '?' || (unsigned char)*s < 32 || (unsigned char)*s > 126)
       return snprintf(err, errlen, "--embed-weights: the path %s has a character the assembler cannot take", o->embed), -1;
   const char *N = o->name;
   /* %%object and no @: ARM's assembler reads @ as a comment */
