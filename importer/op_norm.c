@@ -1,5 +1,5 @@
 /* op_norm.c — lowering of the normalisation op family: LayerNormalization,
- * BatchNormalization (inference), InstanceNormalization,
+ * BatchNormalization (inference and training mode), InstanceNormalization,
  * MeanVarianceNormalization and LpNormalization. Statistics are built from
  * primitives: mean via ir_mean, variance as the mean of squared deviations,
  * and 1/sqrt as RECIP(SQRT(.)). */
@@ -85,12 +85,41 @@ static int lower_layer_norm(imp_node *n) {
   return imp_set_out(n, 2, inv);
 }
 
+/* training_mode=1 (opset 14+): Y from the batch's own statistics over
+ * every axis but the channel (population variance), and the running
+ * statistics updated: input * momentum + batch * (1 - momentum).
+ * Deterministic, unlike Dropout's training mode. */
+static int lower_batch_norm_training(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = imp_req(n, 0);
+  if (!need_float(n, x)) return -1;
+  const ir_shape *xs = imp_shape(n, x);
+  int rank = xs->rank;
+  if (rank < 2) return imp_fail(n, "input rank %d < 2", rank);
+  ir_ref scale = per_channel(n, imp_req(n, 1), rank), bias = per_channel(n, imp_req(n, 2), rank);
+  ir_ref in_mean = imp_req(n, 3), in_var = imp_req(n, 4);
+  if (ir_failed(g)) return -1;
+  double eps = imp_attr_f(n, "epsilon", 1e-5), momentum = imp_attr_f(n, "momentum", 0.9);
+  ir_ref mean, var;
+  ir_ref d = centre(n, x, axes_from(0, rank) & ~2u, &mean, &var);
+  ir_ref y = add(n, mul(n, d, mul(n, inv_std(n, var, eps), scale)), bias);
+  if (imp_set_out(n, 0, y)) return -1;
+  ir_ref stat[2] = {mean, var}, in[2] = {in_mean, in_var};
+  for (int i = 0; i < 2; i++) {
+    if (!imp_has_out(n, 1 + i)) continue;
+    /* the batch statistic [1, C, 1, ...] as the running one's shape [C] */
+    ir_ref b = ir_view_reshape(g, stat[i], *imp_shape(n, in[i]));
+    ir_ref r = add(n, mul(n, in[i], konst(n, in[i], momentum)), mul(n, b, konst(n, b, 1 - momentum)));
+    if (imp_set_out(n, 1 + i, r)) return -1;
+  }
+  return 0;
+}
+
 /* Inference-mode BatchNormalization over the channel axis 1, with the
  * running mean and variance given as inputs. */
 static int lower_batch_norm(imp_node *n) {
   ir_graph *g = n->g;
-  if (n->opset >= 14 && imp_attr_i(n, "training_mode", 0))
-    return imp_fail(n, "training_mode=1 is not supported (inference only)");
+  if (n->opset >= 14 && imp_attr_i(n, "training_mode", 0)) return lower_batch_norm_training(n);
   if (n->opset < 14)
     for (int i = 1; i < imp_nout(n); i++)
       if (imp_has_out(n, i)) return imp_fail(n, "training outputs (output %d) are not supported", i);

@@ -31,6 +31,12 @@ const prefillModel = path.join(llama, 'tiny_prefill/model.onnx');
 const decodeModel = path.join(llama, 'tiny_decode/model.onnx');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'llama-demo-'));
 const CFLAGS = ['-O3', '-march=native', '-fno-math-errno', '-fopenmp-simd', '-DONNX2C_OMP_SIMD'];
+// more flags for the host program (the ASan build's llama_generate test
+// passes -fsanitize=address,undefined)
+CFLAGS.push(...(process.env.ONNX2C_DEMO_CFLAGS || '').split(' ').filter((f) => f));
+// extra flags for the host program (the ASan build's llama_generate test
+// passes -fsanitize=address,undefined here)
+CFLAGS.push(...(process.env.ONNX2C_DEMO_CFLAGS || '').split(' ').filter((f) => f));
 
 function tensorAt(file) {
   return toOrtTensor(ort, decodeTensorProto(fs.readFileSync(file)), file);
