@@ -45,6 +45,7 @@ extern const imp_op_entry imp_ops_loss[];
 extern const imp_op_entry imp_ops_extra[];
 extern const imp_op_entry imp_ops_quant[];
 extern const imp_op_entry imp_ops_control[];
+extern const imp_op_entry imp_ops_linalg[];
 
 /* Errors: record a message about the node; returns -1. */
 int imp_fail(imp_node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
