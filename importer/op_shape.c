@@ -446,6 +446,8 @@ static bool pad_amounts(imp_node *n, int rank, int64_t *before, int64_t *after) 
     if (a < 0) return false;
     before[a] = pads[i];
     after[a] = pads[i + na];
+    /* a crop is -pad: INT64_MIN has no negation */
+    if (pads[i] == INT64_MIN || pads[i + na] == INT64_MIN) return imp_fail(n, "pads out of range"), false;
   }
   return true;
 }
