@@ -482,6 +482,7 @@ tensor_pb("valid_x.pb", np.ones((2, 8), np.float32))
 ext_case("fifo", "pipe.bin", setup=lambda d: os.mkfifo(os.path.join(d, "pipe.bin")))
 ext_case("subdir", "sub", setup=lambda d: os.mkdir(os.path.join(d, "sub")))
 ext_case("dotdot_name", "w..bin", setup=lambda d: shutil.copy(os.path.join(d, "weights.bin"), os.path.join(d, "w..bin")))
+
 # Pad: INT64_MIN has no negation (the crop); 2^62 on both sides overflows.
 for nm, pv in (("pad_int64_min", [-(1 << 63), 0, 0, 0]), ("pad_huge", [0, 1 << 62, 0, 1 << 62])):
     save(nm + ".onnx", model([h.make_node("Pad", ["x", "p"], ["y"])], [vi("x")], [vi("y", F, ())], [ints("p", pv)]))
