@@ -32,11 +32,6 @@ static int onnx_dtype(ir_dtype t) {
   }
 }
 
-typedef struct {
-  const char *tag, *fn; /* "IN", "input" */
-  int count;
-} io_kind;
-
 static const ir_node *io_node(const sched_program *p, bool out, int i) {
   return ir_node_get(p->g, out ? ir_output(p->g, i) : ir_input_ref(p->g, i));
 }
