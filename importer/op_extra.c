@@ -499,7 +499,12 @@ static int resize_common(imp_node *n, ir_ref x, const resize_opts *o, const doub
 /* floor(scale * d); for a symbolic d (where only a whole scale is kept,
  * see nearest_repeat) the product, else d itself as a placeholder. */
 static int64_t sym_size(int64_t d, double scale) {
-  if (!ir_dim_is_sym(d)) return (int64_t)(scale * (double)d);
+  if (!ir_dim_is_sym(d)) {
+    /* a product past int64 (or NaN) must not reach the cast: that is UB */
+    double p = scale * (double)d;
+    if (!(p >= 0)) return 0;
+    return p < 0x1p62 ? (int64_t)p : INT64_MAX;
+  }
   return scale >= 1 && scale <= 64 && (double)(int64_t)scale == scale ? ir_dim_mul(d, (int64_t)scale) : d;
 }
 

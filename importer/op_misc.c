@@ -53,6 +53,7 @@ static ir_ref scalar_of(ir_graph *g, ir_dtype t, double f, int64_t i) {
 static int64_t range_count_int(int64_t start, int64_t limit, int64_t delta) {
   int64_t diff;
   if (__builtin_sub_overflow(limit, start, &diff)) return -1; /* the caller reports it */
+  if (delta == -1 && diff == INT64_MIN) return -1;            /* diff / delta overflows */
   int64_t q = diff / delta;
   if (q * delta != diff && (diff < 0) == (delta < 0)) q++;
   return q > 0 ? q : 0;
@@ -97,6 +98,7 @@ static int lower_range(imp_node *n) {
     if (c != c || c > 1e15) return imp_fail(n, "the number of elements is not finite or too large");
     cnt = c > 0 ? (int64_t)c : 0;
   } else {
+    if (v[2] == 0) return imp_fail(n, "delta is 0");
     cnt = range_count_int(v[0], v[1], v[2]);
     if (cnt < 0) return imp_fail(n, "limit - start overflows");
   }
