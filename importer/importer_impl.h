@@ -42,8 +42,14 @@ extern const imp_op_entry imp_ops_norm[];
 extern const imp_op_entry imp_ops_gather[];
 extern const imp_op_entry imp_ops_misc[];
 extern const imp_op_entry imp_ops_loss[];
-extern const imp_op_entry imp_ops_extra[];
 extern const imp_op_entry imp_ops_quant[];
+extern const imp_op_entry imp_ops_convint[];
+extern const imp_op_entry imp_ops_recurrent[];
+extern const imp_op_entry imp_ops_spectral[];
+extern const imp_op_entry imp_ops_unary[];
+extern const imp_op_entry imp_ops_resize[];
+extern const imp_op_entry imp_ops_scatter[];
+extern const imp_op_entry imp_ops_einsum[];
 extern const imp_op_entry imp_ops_control[];
 extern const imp_op_entry imp_ops_linalg[];
 
@@ -130,5 +136,55 @@ int imp_wire_check(const uint8_t *buf, size_t len, const ProtobufCMessageDescrip
 ir_ref imp_tensor_const(imp_ctx *c, const Onnx__TensorProto *t, char *err, size_t errlen);
 int imp_tensor_from_proto(const Onnx__TensorProto *t, const char *base_dir, imp_tensor *out,
                           char *err, size_t errlen);
+
+/* ---- IR-building helpers shared by the op families (lower_util.c) ---- */
+
+/* dtype / shape of node x (float32 / rank 0 for IR_NONE). */
+static inline ir_dtype imp_gdtype(ir_graph *g, ir_ref x) {
+  return x < 0 ? IR_F32 : ir_node_get(g, x)->dtype;
+}
+static inline ir_shape imp_gshape(ir_graph *g, ir_ref x) {
+  ir_shape s = {0};
+  if (x >= 0) s = ir_node_get(g, x)->shape;
+  return s;
+}
+/* A rank-0 constant of x's dtype (IR_NONE passes through). */
+static inline ir_ref imp_k(ir_graph *g, ir_ref x, double v) {
+  return x == IR_NONE ? IR_NONE : ir_scalar(g, imp_gdtype(g, x), v);
+}
+static inline ir_ref imp_add(ir_graph *g, ir_ref a, ir_ref b) {
+  return ir_binary(g, IR_ADD, a, b);
+}
+static inline ir_ref imp_mul(ir_graph *g, ir_ref a, ir_ref b) {
+  return ir_binary(g, IR_MUL, a, b);
+}
+static inline ir_shape imp_nshape(imp_node *n, ir_ref r) {
+  return *imp_shape(n, r);
+}
+ir_ref imp_clamp(ir_graph *g, ir_ref x, double lo, double hi);
+/* Stacks `parts` (each of size 1 on `axis`) along `axis`. */
+ir_ref imp_stack(ir_graph *g, const ir_ref *parts, int count, int axis);
+/* Slice [start, start+len) of `axis`. */
+ir_ref imp_take(ir_graph *g, ir_ref x, int axis, int64_t start, int64_t len);
+/* Pads (positive) or crops (negative) `axis` by b before and e after. */
+ir_ref imp_pad_crop(ir_graph *g, ir_ref x, int axis, int64_t b, int64_t e);
+/* A 1-D per-axis parameter reshaped to broadcast along `axis` of rank `rank`. */
+ir_ref imp_along(ir_graph *g, ir_ref v, int rank, int axis);
+/* Quantization arithmetic as ONNX defines it (round half to even,
+ * float32 division, saturation to the integer type's range). */
+ir_ref imp_round_even(ir_graph *g, ir_ref v);
+ir_ref imp_div_f32(ir_graph *g, ir_ref x, ir_ref s);
+bool imp_qrange(ir_dtype t, double *lo, double *hi);
+ir_ref imp_requant(ir_graph *g, ir_ref v, ir_ref zp, ir_dtype out);
+ir_ref imp_shift_i32(ir_graph *g, ir_ref x, ir_ref zp, int zp_axis);
+ir_ref imp_qmultiplier(ir_graph *g, ir_ref as, ir_ref bs, ir_ref ys);
+/* Refuses (imp_fail) an input that is not float32/float64. */
+bool imp_need_float(imp_node *n, ir_ref x);
+/* Shape of `rank` ones with `len` at `axis`. */
+ir_shape imp_unit_shape(int rank, int axis, int64_t len);
+/* Permutation of `rank` axes moving `axis` to the end. */
+void imp_perm_to_last(int rank, int axis, int *perm);
+/* SUM over `axis` (kept) of WHERE(hit, v, 0); bool values by MAX (an OR). */
+ir_ref imp_select_sum(imp_node *n, ir_ref hit, ir_ref v, int axis);
 
 #endif

@@ -1,0 +1,333 @@
+/* op_convint.c — the convolutions that keep the one-dot-product window
+ * core (ConvInteger, QLinearConv, ConvTranspose) and MaxUnpool. Float Conv
+ * takes the blocked path in op_nn.c. */
+#include "importer_impl.h"
+
+#include <string.h>
+
+#define NSP_MAX (IR_MAX_RANK - 4) /* spatial axes; conv views add 4 leading axes */
+
+/* ---------- convolution core ---------- */
+
+/* Geometry of a convolution over the last nsp axes; pads may be negative
+ * (crop). */
+typedef struct {
+  int nsp;
+  int64_t k[NSP_MAX], s[NSP_MAX], d[NSP_MAX], pb[NSP_MAX], pe[NSP_MAX];
+  int64_t group;
+} cgeom;
+
+/* An optional INTS attribute with exactly `cnt` entries, else `def`. */
+static int ints_attr(imp_node *n, const char *name, int cnt, int64_t *out, int64_t def) {
+  int64_t v[2 * NSP_MAX + 2];
+  int c = imp_attr_ints(n, name, v, 2 * NSP_MAX + 2);
+  for (int i = 0; i < cnt; i++) out[i] = def;
+  if (c < 0) return 0;
+  if (c != cnt) return imp_fail(n, "attribute %s has %d values, expected %d", name, c, cnt);
+  memcpy(out, v, sizeof(int64_t) * (size_t)cnt);
+  return 0;
+}
+
+/* Conv attributes (strides, dilations, pads, auto_pad, group) for input
+ * spatial extents `L` and kernel `k`. */
+static int conv_geom(imp_node *n, cgeom *c, int nsp, const int64_t *L, const int64_t *k) {
+  if (nsp < 1 || nsp > NSP_MAX) return imp_fail(n, "%d spatial axes are not supported", nsp);
+  c->nsp = nsp;
+  c->group = imp_attr_i(n, "group", 1);
+  int64_t pads[2 * NSP_MAX];
+  if (ints_attr(n, "strides", nsp, c->s, 1) || ints_attr(n, "dilations", nsp, c->d, 1) ||
+      ints_attr(n, "pads", 2 * nsp, pads, 0))
+    return -1;
+  const char *ap = imp_attr_s(n, "auto_pad", "NOTSET");
+  for (int i = 0; i < nsp; i++) {
+    c->k[i] = k[i];
+    if (c->s[i] < 1 || c->d[i] < 1 || k[i] < 1) return imp_fail(n, "kernel, strides and dilations must be positive");
+    int64_t span;
+    if (ir_mul_ov(k[i] - 1, c->d[i], &span) || ir_add_ov(span, 1, &span))
+      return imp_fail(n, "kernel and dilations overflow on axis %d", i + 2);
+    if (!strcmp(ap, "NOTSET")) {
+      c->pb[i] = pads[i], c->pe[i] = pads[i + nsp];
+      if (c->pb[i] < 0 || c->pe[i] < 0) return imp_fail(n, "negative pads are not supported");
+    } else if (!strcmp(ap, "VALID")) {
+      c->pb[i] = c->pe[i] = 0;
+    } else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+      int64_t out = L[i] / c->s[i] + (L[i] % c->s[i] != 0), total;
+      if (ir_mul_ov(out > 0 ? out - 1 : 0, c->s[i], &total) || ir_add_ov(total, span, &total))
+        return imp_fail(n, "strides and kernel overflow on axis %d", i + 2);
+      total -= L[i];
+      if (total < 0) total = 0;
+      c->pb[i] = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
+      c->pe[i] = total - c->pb[i];
+    } else {
+      return imp_fail(n, "auto_pad=%s is not supported", ap);
+    }
+  }
+  return 0;
+}
+
+/* Convolution of x [N, C, L...] with w [M, C/G, k...] (same dtype):
+ * for every kernel tap, a strided slice of the padded input
+ * [N, G, 1, C/G, O...] times the weight tap [1, G, M/G, C/G, 1...] is
+ * accumulated, then summed over C/G. Returns [N, M, O...]. */
+static ir_ref conv_core(imp_node *n, ir_ref x, ir_ref w, const cgeom *c) {
+  ir_graph *g = n->g;
+  if (x == IR_NONE || w == IR_NONE) return IR_NONE;
+  ir_shape xs = imp_gshape(g, x), ws = imp_gshape(g, w);
+  int nsp = c->nsp;
+  int64_t G = c->group, N = xs.d[0], C = xs.d[1], M = ws.d[0];
+  if (xs.rank != nsp + 2 || ws.rank != nsp + 2) return imp_fail(n, "X and W ranks must be %d", nsp + 2), IR_NONE;
+  if (G < 1 || C % G || M % G || ws.d[1] != C / G)
+    return imp_fail(n, "group=%lld does not fit C=%lld, M=%lld", (long long)G, (long long)C, (long long)M), IR_NONE;
+  ir_shape xr = {.rank = nsp + 4, .d = {N, G, 1, C / G}};
+  ir_shape wr = {.rank = nsp + 4, .d = {1, G, M / G, C / G}};
+  int64_t out[NSP_MAX];
+  for (int i = 0; i < nsp; i++) {
+    xr.d[4 + i] = xs.d[2 + i], wr.d[4 + i] = c->k[i];
+    int64_t room, span = (c->k[i] - 1) * c->d[i] + 1; /* checked by conv_geom */
+    if (ir_add_ov(xs.d[2 + i], c->pb[i], &room) || ir_add_ov(room, c->pe[i], &room))
+      return imp_fail(n, "pads overflow"), IR_NONE;
+    room -= span;
+    if (room < 0) return imp_fail(n, "kernel larger than the padded input"), IR_NONE;
+    out[i] = room / c->s[i] + 1;
+  }
+  ir_ref xp = ir_view_reshape(g, x, xr);
+  for (int i = 0; i < nsp; i++) xp = imp_pad_crop(g, xp, 4 + i, c->pb[i], c->pe[i]);
+  ir_ref w5 = ir_view_reshape(g, w, wr);
+  int64_t taps = 1, cost;
+  for (int i = 0; i < nsp; i++)
+    if (ir_mul_ov(taps, c->k[i], &taps)) return imp_fail(n, "kernel too large"), IR_NONE;
+  /* four nodes per tap, checked against the graph's budget before building */
+  if (ir_mul_ov(taps, 4, &cost) || ir_reserve(g, cost)) return IR_NONE;
+  ir_ref acc = IR_NONE;
+  for (int64_t t = 0; t < taps; t++) {
+    int64_t kidx[NSP_MAX], r = t;
+    for (int i = nsp - 1; i >= 0; i--) kidx[i] = r % c->k[i], r /= c->k[i];
+    int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
+    int64_t wst[IR_MAX_RANK] = {0}, wln[IR_MAX_RANK];
+    for (int i = 0; i < nsp + 4; i++) {
+      int j = i - 4;
+      sp[i] = j < 0 ? 1 : c->s[j];
+      ln[i] = j < 0 ? xr.d[i] : out[j];
+      st[i] = j < 0 ? 0 : kidx[j] * c->d[j];
+      wst[i] = j < 0 ? 0 : kidx[j];
+      wln[i] = j < 0 ? wr.d[i] : 1;
+    }
+    int64_t one[IR_MAX_RANK];
+    for (int i = 0; i < IR_MAX_RANK; i++) one[i] = 1;
+    ir_ref xt = ir_view_slice(g, xp, st, sp, ln);
+    ir_ref wt = ir_view_slice(g, w5, wst, one, wln);
+    ir_ref p = imp_mul(g, xt, wt);
+    acc = t == 0 ? p : imp_add(g, acc, p);
+  }
+  ir_shape os = {.rank = nsp + 2, .d = {N, M}};
+  for (int i = 0; i < nsp; i++) os.d[2 + i] = out[i];
+  return ir_view_reshape(g, ir_reduce(g, IR_ADD, acc, 1u << 3), os);
+}
+
+/* Kernel extents of w [M, C/G, k...], checked against kernel_shape. */
+static int kernel_of(imp_node *n, ir_ref w, int64_t *k, int *nsp) {
+  ir_shape ws = imp_gshape(n->g, w);
+  *nsp = ws.rank - 2;
+  if (*nsp < 1 || *nsp > NSP_MAX) return imp_fail(n, "W rank %d is not supported", ws.rank);
+  for (int i = 0; i < *nsp; i++) k[i] = ws.d[2 + i];
+  if (imp_has_attr(n, "kernel_shape")) {
+    int64_t ka[NSP_MAX];
+    if (ints_attr(n, "kernel_shape", *nsp, ka, 1)) return -1;
+    for (int i = 0; i < *nsp; i++)
+      if (ka[i] != k[i]) return imp_fail(n, "kernel_shape disagrees with the shape of W");
+  }
+  return 0;
+}
+static int conv_prepare(imp_node *n, ir_ref x, ir_ref w, cgeom *c) {
+  int64_t k[NSP_MAX];
+  int nsp;
+  if (ir_failed(n->g) || kernel_of(n, w, k, &nsp)) return -1;
+  ir_shape xs = imp_gshape(n->g, x);
+  if (xs.rank != nsp + 2) return imp_fail(n, "X rank %d differs from W rank %d", xs.rank, nsp + 2);
+  return conv_geom(n, c, nsp, xs.d + 2, k);
+}
+
+static int lower_convinteger(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = imp_req(n, 0), w = imp_req(n, 1), xz = imp_in(n, 2), wz = imp_in(n, 3);
+  cgeom c;
+  if (ir_failed(g) || conv_prepare(n, x, w, &c)) return -1;
+  return imp_set_out(n, 0, conv_core(n, imp_shift_i32(g, x, xz, 1), imp_shift_i32(g, w, wz, 0), &c));
+}
+
+static int lower_qlinearconv(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = imp_req(n, 0), xs = imp_req(n, 1), xz = imp_req(n, 2), w = imp_req(n, 3), ws = imp_req(n, 4);
+  ir_ref wz = imp_req(n, 5), ys = imp_req(n, 6), yz = imp_req(n, 7), b = imp_in(n, 8);
+  cgeom c;
+  if (ir_failed(g) || conv_prepare(n, x, w, &c)) return -1;
+  ir_ref acc = conv_core(n, imp_shift_i32(g, x, xz, 1), imp_shift_i32(g, w, wz, 0), &c);
+  int rank = imp_gshape(g, x).rank;
+  if (b != IR_NONE) acc = imp_add(g, acc, imp_along(g, ir_cast(g, b, IR_I32), rank, 1));
+  ir_ref m = imp_qmultiplier(g, xs, imp_along(g, ws, rank, 1), ys);
+  ir_ref v = ir_cast(g, imp_mul(g, ir_cast(g, acc, IR_F32), m), IR_F64);
+  return imp_set_out(n, 0, imp_requant(g, v, yz, imp_gdtype(g, yz)));
+}
+
+/* ---------- ConvTranspose ---------- */
+
+/* Inserts s-1 zeros between the elements of `axis`: [.., L, ..] ->
+ * [.., L, 1, ..] padded to [.., L, s, ..], merged to L*s and cut to
+ * (L-1)*s+1. */
+static ir_ref dilate_axis(ir_graph *g, ir_ref x, int axis, int64_t s) {
+  if (x == IR_NONE || s == 1) return x;
+  ir_shape xs = imp_gshape(g, x);
+  int64_t L = xs.d[axis];
+  ir_ref u = ir_view_unsqueeze(g, x, axis + 1);
+  int64_t b[IR_MAX_RANK] = {0}, e[IR_MAX_RANK] = {0};
+  e[axis + 1] = s - 1;
+  u = ir_view_pad(g, u, b, e, 0.0);
+  ir_shape m = xs;
+  m.d[axis] = L * s;
+  u = ir_view_reshape(g, u, m);
+  return imp_take(g, u, axis, 0, (L - 1) * s + 1);
+}
+
+/* ConvTranspose = Conv (stride 1) of the stride-dilated input, padded by
+ * (k-1)*d - pads (+ output_padding at the end), with the kernel flipped
+ * spatially and its in/out channels swapped per group. */
+static int lower_convtranspose(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = imp_req(n, 0), w = imp_req(n, 1), b = imp_in(n, 2);
+  if (ir_failed(g)) return -1;
+  ir_dtype dt = imp_gdtype(g, x);
+  if (!ir_dtype_is_float(dt) || dt == IR_F16) return imp_fail(n, "input type %s is not supported", ir_dtype_name(dt));
+  int64_t k[NSP_MAX], L[NSP_MAX], op[NSP_MAX], os[NSP_MAX];
+  int nsp;
+  if (kernel_of(n, w, k, &nsp)) return -1;
+  ir_shape xs = imp_gshape(g, x), ws = imp_gshape(g, w);
+  if (xs.rank != nsp + 2) return imp_fail(n, "X rank %d differs from W rank %d", xs.rank, nsp + 2);
+  for (int i = 0; i < nsp; i++) L[i] = xs.d[2 + i];
+  cgeom c;
+  if (conv_geom(n, &c, nsp, L, k) || ints_attr(n, "output_padding", nsp, op, 0)) return -1;
+  const char *ap = imp_attr_s(n, "auto_pad", "NOTSET");
+  bool has_os = imp_has_attr(n, "output_shape");
+  bool same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
+  if (has_os) {
+    int64_t v[NSP_MAX + 2];
+    int cnt = imp_attr_ints(n, "output_shape", v, NSP_MAX + 2);
+    if (cnt == nsp + 2) memmove(v, v + 2, sizeof(int64_t) * (size_t)nsp);
+    else if (cnt != nsp) return imp_fail(n, "output_shape has %d values, expected %d", cnt, nsp);
+    memcpy(os, v, sizeof(int64_t) * (size_t)nsp);
+  }
+  for (int i = 0; i < nsp; i++) {
+    if (!has_os && !same) continue;
+    int64_t target, total, span = (k[i] - 1) * c.d[i] + 1; /* checked by conv_geom */
+    if ((has_os ? (target = os[i], false) : ir_mul_ov(L[i], c.s[i], &target)) ||
+        ir_mul_ov(c.s[i], L[i] - 1, &total) || ir_add_ov(total, op[i], &total) || ir_add_ov(total, span, &total) ||
+        ir_sub_ov(total, target, &total))
+      return imp_fail(n, "output size overflows on axis %d", i + 2);
+    int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor */
+    if (!strcmp(ap, "SAME_UPPER")) c.pb[i] = half, c.pe[i] = total - half;
+    else c.pb[i] = total - half, c.pe[i] = half;
+  }
+  int64_t G = c.group, C = xs.d[1];
+  if (G < 1 || C % G || ws.d[0] != C) return imp_fail(n, "group=%lld does not fit C=%lld", (long long)G, (long long)C);
+  int64_t MG = ws.d[1], M = MG * G;
+  /* w [C, M/G, k...] -> [G, C/G, M/G, k...] -> [G, M/G, C/G, k...] -> [M, C/G, k...], flipped */
+  ir_shape w1 = {.rank = nsp + 3, .d = {G, C / G, MG}};
+  ir_shape w2 = {.rank = nsp + 2, .d = {M, C / G}};
+  int perm[IR_MAX_RANK] = {0, 2, 1};
+  for (int i = 0; i < nsp; i++) w1.d[3 + i] = k[i], w2.d[2 + i] = k[i], perm[3 + i] = 3 + i;
+  ir_ref wt = ir_view_reshape(g, ir_view_permute(g, ir_view_reshape(g, w, w1), perm), w2);
+  int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
+  for (int i = 0; i < nsp + 2; i++) sp[i] = 1, ln[i] = w2.d[i];
+  for (int i = 0; i < nsp; i++) st[2 + i] = k[i] - 1, sp[2 + i] = -1;
+  wt = ir_view_slice(g, wt, st, sp, ln);
+  ir_ref xd = x;
+  cgeom cc = c;
+  for (int i = 0; i < nsp; i++) {
+    /* bounds that keep the paddings below from overflowing; past them
+     * the output would be empty anyway */
+    int64_t lim, span = (k[i] - 1) * c.d[i] + 1;
+    if (op[i] < 0 || ir_mul_ov(L[i], c.s[i], &lim) || ir_add_ov(lim, span, &lim) || op[i] > lim ||
+        c.pb[i] < -lim || c.pe[i] < -lim || c.pb[i] > lim || c.pe[i] > lim)
+      return imp_fail(n, "output_padding, pads or strides out of range on axis %d", i + 2);
+    xd = dilate_axis(g, xd, 2 + i, c.s[i]);
+    int64_t full = (k[i] - 1) * c.d[i];
+    cc.s[i] = 1;
+    cc.pb[i] = full - c.pb[i];
+    cc.pe[i] = full - c.pe[i] + op[i];
+  }
+  ir_ref y = conv_core(n, xd, wt, &cc);
+  if (b != IR_NONE) y = imp_add(g, y, imp_along(g, b, xs.rank, 1));
+  return imp_set_out(n, 0, y);
+}
+
+/* ---------- MaxUnpool ---------- */
+
+/* Indices are flat positions in the default output shape `dflt`; with an
+ * explicit, larger output_shape each element keeps its coordinates, so
+ * unravel against `dflt` and ravel against `out`. */
+static ir_ref remap_indices(ir_graph *g, ir_ref idx, const ir_shape *dflt, const ir_shape *out) {
+  if (ir_shape_eq(dflt, out)) return idx;
+  ir_ref rem = idx, acc = IR_NONE;
+  int64_t ostride = 1;
+  for (int i = out->rank - 1; i >= 0; i--) {
+    ir_ref dim = ir_scalar(g, IR_I64, (double)dflt->d[i]);
+    ir_ref coord = ir_binary(g, IR_MOD, rem, dim);
+    rem = ir_binary(g, IR_IDIV, rem, dim);
+    ir_ref part = imp_mul(g, coord, ir_scalar(g, IR_I64, (double)ostride));
+    acc = acc == IR_NONE ? part : imp_add(g, acc, part);
+    ostride *= out->d[i];
+  }
+  return acc;
+}
+
+/* y[p] = sum over input positions j with I[j] == p of X[j], per (n, c)
+ * plane: a compare of the indices against an iota of the flat output
+ * position, reduced over the input positions. */
+static int lower_maxunpool(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = imp_req(n, 0), idx = imp_req(n, 1);
+  if (ir_failed(g)) return -1;
+  ir_shape xs = imp_gshape(g, x);
+  int nsp = xs.rank - 2;
+  if (nsp < 1 || nsp > NSP_MAX) return imp_fail(n, "input rank %d is not supported", xs.rank);
+  int64_t k[NSP_MAX], s[NSP_MAX], pads[2 * NSP_MAX];
+  if (ints_attr(n, "kernel_shape", nsp, k, 1) || ints_attr(n, "strides", nsp, s, 1) ||
+      ints_attr(n, "pads", 2 * nsp, pads, 0))
+    return -1;
+  ir_shape out = {.rank = xs.rank, .d = {xs.d[0], xs.d[1]}};
+  for (int i = 0; i < nsp; i++) {
+    int64_t o;
+    if (xs.d[2 + i] < 1 || ir_mul_ov(xs.d[2 + i] - 1, s[i], &o) || ir_sub_ov(o, pads[i], &o) ||
+        ir_sub_ov(o, pads[i + nsp], &o) || ir_add_ov(o, k[i], &o))
+      return imp_fail(n, "output size overflows on axis %d", i + 2);
+    out.d[2 + i] = o;
+  }
+  ir_shape dflt = out;
+  if (imp_has_in(n, 2)) {
+    int64_t v[IR_MAX_RANK];
+    int cnt = imp_const_ints(n, 2, v, IR_MAX_RANK);
+    if (cnt < 0) return -1;
+    if (cnt != xs.rank) return imp_fail(n, "output_shape has %d values, expected %d", cnt, xs.rank);
+    for (int i = 0; i < xs.rank; i++) out.d[i] = v[i];
+  }
+  int64_t NC, hin = 1, hout = 1;
+  bool ov = ir_mul_ov(xs.d[0], xs.d[1], &NC);
+  for (int i = 0; i < nsp; i++) ov |= ir_mul_ov(hin, xs.d[2 + i], &hin) || ir_mul_ov(hout, out.d[2 + i], &hout);
+  if (ov || hout < 0) return imp_fail(n, "output_shape overflows");
+  ir_shape r = {.rank = 3, .d = {NC, 1, hin}};
+  ir_ref xr = ir_view_reshape(g, x, r);
+  ir_ref ir = ir_view_reshape(g, remap_indices(g, ir_cast(g, idx, IR_I64), &dflt, &out), r);
+  ir_shape ps = {.rank = 3, .d = {NC, hout, 1}};
+  ir_ref pos = ir_index(g, ps, (int64_t[]){hout, 1, 0}, 0);
+  ir_ref hit = ir_where(g, ir_eq(g, ir, pos), xr, imp_k(g, x, 0));
+  ir_ref y = ir_reduce(g, IR_ADD, hit, 1u << 2);
+  return imp_set_out(n, 0, ir_view_reshape(g, y, out));
+}
+
+
+const imp_op_entry imp_ops_convint[] = {
+    {"ConvInteger", lower_convinteger, 0},
+    {"QLinearConv", lower_qlinearconv, 0},
+    {"ConvTranspose", lower_convtranspose, 0},
+    {"MaxUnpool", lower_maxunpool, 0},
+    {NULL, NULL, 0},
+};
