@@ -125,7 +125,8 @@ typedef struct {
  * dtype, or uint16 bit patterns for bfloat16 (numpy has no bfloat16, and
  * the ONNX test data stores bfloat16 tensors as uint16). */
 bool rt_dtype_matches(ir_dtype want, ir_dtype given);
-/* |got - want| <= atol + rtol*|want| elementwise; NaN and Inf must match. */
+/* |got - want| <= atol + rtol*|want| elementwise (bfloat16: or one unit in
+ * its last place); NaN and Inf must match. */
 bool rt_compare(const imp_tensor *got, const imp_tensor *want, double atol, double rtol, rt_diff *d);
 
 /* Runs onnxruntime (runtime/ort/ort_run.js) on .pb inputs into OUTDIR/output_K.pb. */
