@@ -99,6 +99,9 @@ int imp_const_floats(imp_node *n, int i, double *out, int max);
 /* Records an error naming symbol `sym` of dimension `d` (what: "input 0
  * has shape [batch,seq]"); -1. */
 int imp_fail_sym(imp_node *n, int64_t d, const char *what);
+/* Records, for a refusal that knowing value `r` would lift, the graph inputs
+ * it is computed from (run and verify then freeze them to their tensors). */
+void imp_need_value(imp_node *n, ir_ref r);
 /* In a model with symbols, refuses a value from the file that lies in the
  * range reserved for symbolic dimensions (a forged symbol); 0 or -1. */
 int imp_check_value(imp_node *n, int64_t v);

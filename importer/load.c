@@ -146,6 +146,10 @@ int imp_fail_sym(imp_node *n, int64_t d, const char *what) {
                   n->proto->op_type ? n->proto->op_type : "?", s, s);
 }
 
+void imp_need_value(imp_node *n, ir_ref r) {
+  if (!ir_is_const(n->g, r) && !n->ctx->node_failed) need_inputs(n->ctx, r);
+}
+
 /* In a model with symbols, no value from the file may look like one: values
  * in the tag range are refused, so a model cannot forge a symbol. */
 static int check_plain(imp_ctx *c, ir_dtype t, const void *data, int64_t count, const char *what, char *err,

@@ -45,6 +45,7 @@ static int lower_if(imp_node *n) {
   }
   for (int b = 0; b < 2; b++) {
     const char *op = strict_op(br[b]);
+    if (op) imp_need_value(n, cond); /* run/verify: the condition's inputs, frozen, fold it */
     if (op)
       return imp_fail(n, "the condition is known only at run time and %s has a %s, whose index error in the "
                          "branch not taken would be reported (freeze the condition's inputs)", names[b], op);

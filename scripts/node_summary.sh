@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints one line from CTest's JUnit file: node tests: N passed (M of them
+# Prints a line from CTest's JUnit file: node tests: N passed (M of them
 # specialised), F failed, K skipped. A test is "specialised" when `run` said
 # on stderr that it fixed input values or dimensions at compile time
 # ("onnx2c-caten: specialised ..."): those pass for the given inputs only.
@@ -21,3 +21,13 @@ awk '
   node && /onnx2c-caten: specialised/ && st == "p" && !spec { spec = 1; sp++ }
   /<\/testcase>/ { node = 0 }
   END { printf "node tests: %d passed (%d of them specialised to their inputs), %d failed, %d skipped\n", p, sp, f, s }' "$junit"
+# The real models (tests/realmodels): skips are network or package
+# unavailable, or big models not enabled (ONNX2C_REALMODELS_BIG=1).
+awk '
+  /<testcase / {
+    if ($0 !~ /name="realmodel_/) next
+    if ($0 ~ /status="fail"/) f++
+    else if ($0 ~ /status="notrun"/ || $0 ~ /status="disabled"/) s++
+    else p++
+  }
+  END { printf "real models: %d passed, %d failed, %d skipped (no network or npm, or big models without ONNX2C_REALMODELS_BIG=1)\n", p, f, s }' "$junit"
