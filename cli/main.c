@@ -4,6 +4,7 @@
 
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,8 +206,30 @@ static int parse(int argc, char **argv, args *a) {
   return 0;
 }
 
+/* SIGINT/SIGTERM/SIGHUP during a compile: the output set's temporaries
+ * (NAME.c.XXXXXX beside the targets) go, then the signal is raised again
+ * with its default action so the caller sees how we ended. */
+static void stop_compile(int sig) {
+  rt_outset_unlink_temporaries();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void on_stop_signals(void (*handler)(int)) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (int i = 0; i < 3; i++) {
+    struct sigaction sa, prev;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sigs[i], NULL, &prev);
+    if (prev.sa_handler != SIG_IGN) sigaction(sigs[i], &sa, NULL); /* nohup stays nohup */
+  }
+}
+
 static int cmd_compile(args *a) {
   char err[2048];
+  on_stop_signals(stop_compile);
   rt_model *m;
   rt_spec *spec = calloc(1, sizeof *spec);
   if (!spec) abort();

@@ -12,11 +12,32 @@
 #include "runtime.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* The set being written, for rt_outset_unlink_temporaries: a signal
+ * handler may call it (it only reads these paths and unlinks). */
+static rt_outset *volatile live;
+
+/* Blocks the signals a user sends to stop a compile (or restores them):
+ * a temporary is created and recorded, and a set is committed, with none
+ * of them arriving in between. */
+static void hold_signals(bool hold, sigset_t *old) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT), sigaddset(&set, SIGTERM), sigaddset(&set, SIGHUP);
+  sigprocmask(hold ? SIG_BLOCK : SIG_SETMASK, hold ? &set : old, hold ? old : NULL);
+}
+
+void rt_outset_unlink_temporaries(void) {
+  rt_outset *s = live;
+  for (int i = 0; s && i < s->n; i++)
+    if (s->tmp[i][0]) unlink(s->tmp[i]);
+}
 
 /* A new file named after `path` (PATH.XXXXXX) in `tmpl`, created
  * exclusively, with the mode a plain fopen would give it. */
@@ -45,30 +66,41 @@ int rt_outset_open(rt_outset *s, const char *dir, const char *name, const char *
     if (!lstat(s->path[i], &st) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
       return snprintf(err, n, "%s exists and is not a regular file: nothing written", s->path[i]), -1;
   }
+  sigset_t old;
+  hold_signals(true, &old);
+  live = s;
   for (int i = 0; i < s->n; i++) {
     int fd = fresh(s->path[i], s->tmp[i], sizeof s->tmp[i]);
     if (fd >= 0 && !(s->f[i] = fdopen(fd, "wb"))) close(fd), unlink(s->tmp[i]);
     if (!s->f[i]) {
       snprintf(err, n, "%s: cannot create a file beside it (%s)", s->path[i], strerror(errno));
       s->tmp[i][0] = 0;
+      hold_signals(false, &old);
       rt_outset_abort(s);
       return -1;
     }
   }
+  hold_signals(false, &old);
   return 0;
 }
 
 void rt_outset_abort(rt_outset *s) {
+  sigset_t old;
+  hold_signals(true, &old);
   for (int i = 0; i < s->n; i++) {
     if (s->f[i]) fclose(s->f[i]);
     s->f[i] = NULL;
     if (s->tmp[i][0]) unlink(s->tmp[i]);
     s->tmp[i][0] = 0;
   }
+  if (live == s) live = NULL;
+  hold_signals(false, &old);
 }
 
 int rt_outset_commit(rt_outset *s, char *err, size_t n) {
   int rc = 0;
+  sigset_t old;
+  hold_signals(true, &old); /* a few renames: all of them or the undo, never half */
   for (int i = 0; i < s->n; i++) {
     if (fclose(s->f[i]) && !rc) rc = -1, snprintf(err, n, "%s: write error (%s)", s->tmp[i], strerror(errno));
     s->f[i] = NULL;
@@ -103,5 +135,7 @@ int rt_outset_commit(rt_outset *s, char *err, size_t n) {
       if (bak[i][0]) unlink(bak[i]);
   }
   for (int i = 0; i < s->n; i++) s->tmp[i][0] = 0;
+  if (live == s) live = NULL;
+  hold_signals(false, &old);
   return rc;
 }

@@ -112,6 +112,9 @@ int rt_outset_open(rt_outset *s, const char *dir, const char *name, const char *
                    char *err, size_t errlen);
 int rt_outset_commit(rt_outset *s, char *err, size_t errlen);
 void rt_outset_abort(rt_outset *s);
+/* Unlinks the temporaries of the set being written, if any: for the CLI's
+ * SIGINT/SIGTERM/SIGHUP handler (async-signal-safe: unlink only). */
+void rt_outset_unlink_temporaries(void);
 
 int rt_tensor_read(const char *path, imp_tensor *t, char *err, size_t errlen);
 int rt_tensor_write(const char *path, const imp_tensor *t, char *err, size_t errlen);

@@ -9,7 +9,7 @@
 #     model.h alone; `run` on the inputs gives the expected outputs, printing
 #     one PASS line per output and nothing else.
 #   outputs_symlink, outputs_not_replaceable FIRST, run_tmp_failure IN
-#   VALID VALID_IN, run_tmp_signal IN: the output files and temporaries
+#   VALID VALID_IN, run_tmp_signal IN, compile_signal: the output files and temporaries
 #   (see each below).
 check=$1 exe=$2 gen=$3 model=$gen/$4 out=$5
 eval "set -- $6"
@@ -84,6 +84,30 @@ run_tmp_signal)
   [ $st -eq 143 ] || fail "status $st after SIGTERM, expected 143: $(cat "$out/err")"
   [ -z "$(ls -A "$out/tmp")" ] || fail "left in TMPDIR after SIGTERM: $(ls -A "$out/tmp")"
   msg="SIGTERM: status 143, nothing left in TMPDIR" ;;
+compile_signal)
+  # SIGTERM the moment compile's temporaries (NAME.c.XXXXXX) appear: each
+  # attempt ends with status 143 and nothing in the output directory, or
+  # (when the set was committed first) status 0 and the whole set. At least
+  # one of 20 attempts must land inside the window (it stops after 3).
+  caught=0 i=0
+  while [ $i -lt 20 ] && [ $caught -lt 3 ]; do
+    rm -rf "$out/o"
+    "$exe" "$model" -o "$out/o" >/dev/null 2>"$out/err" &
+    pid=$!
+    while kill -0 $pid 2>/dev/null && ! ls "$out/o" 2>/dev/null | grep -q '\.[A-Za-z0-9]\{6\}$'; do :; done
+    kill -TERM $pid 2>/dev/null
+    wait $pid
+    st=$?
+    left=$(ls "$out/o" 2>/dev/null | tr '\n' ' ')
+    case $st in
+    143) [ -z "$left" ] || fail "left after SIGTERM: $left"; caught=$((caught + 1)) ;;
+    0) [ "$left" = "model.c model.h model.weights " ] || fail "status 0 but the set is: $left" ;;
+    *) fail "status $st: $(cat "$out/err")" ;;
+    esac
+    i=$((i + 1))
+  done
+  [ $caught -ge 1 ] || fail "no attempt landed while the temporaries existed"
+  msg="SIGTERM while writing: $caught of $i attempts stopped, nothing left; the others left the whole set" ;;
 *) fail "unknown check $check" ;;
 esac
 rm -rf "$out"
