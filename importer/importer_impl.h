@@ -24,6 +24,9 @@ typedef int (*imp_lower_fn)(imp_node *n);
  * symbolic shapes, and the values it reads with imp_const_dims may be
  * symbolic). Any other op given a symbolic input is refused centrally. */
 #define IMP_SYM 1u
+/* IMP_MS: the op is in onnxruntime's com.microsoft domain (found only for
+ * nodes of that domain; the default domain never finds it). */
+#define IMP_MS 2u
 
 typedef struct {
   const char *op;
@@ -52,6 +55,7 @@ extern const imp_op_entry imp_ops_scatter[];
 extern const imp_op_entry imp_ops_einsum[];
 extern const imp_op_entry imp_ops_control[];
 extern const imp_op_entry imp_ops_linalg[];
+extern const imp_op_entry imp_ops_nbits[];
 
 /* Errors: record a message about the node; returns -1. */
 int imp_fail(imp_node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -53,12 +53,14 @@ static const imp_op_entry *const families[] = {
     imp_ops_nn,          imp_ops_norm,  imp_ops_gather, imp_ops_misc,   imp_ops_loss,
     imp_ops_quant,       imp_ops_convint, imp_ops_recurrent, imp_ops_spectral, imp_ops_unary,
     imp_ops_resize,      imp_ops_scatter, imp_ops_einsum,    imp_ops_control,  imp_ops_linalg,
+    imp_ops_nbits,
 };
 
-static const imp_op_entry *find_op(const char *op) {
+/* `ms`: the node is in the com.microsoft domain. */
+static const imp_op_entry *find_op(const char *op, bool ms) {
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
     for (const imp_op_entry *e = families[f]; e->op; e++)
-      if (!strcmp(e->op, op)) return e;
+      if (!strcmp(e->op, op) && !(e->flags & IMP_MS) == !ms) return e;
   return NULL;
 }
 
@@ -837,10 +839,12 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
   imp_node node = {c, c->g, np, opset};
   imp_lower_fn fn = NULL;
   const imp_op_entry *e = NULL;
-  if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx"))
+  bool ms = np->domain && !strcmp(np->domain, "com.microsoft");
+  if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx") && !ms)
     snprintf(c->nodeerr, sizeof c->nodeerr, "domain '%s' is not supported", np->domain), c->node_failed = true;
-  else if (!(e = find_op(op)))
-    snprintf(c->nodeerr, sizeof c->nodeerr, "op '%s' is not supported", op), c->node_failed = true;
+  else if (!(e = find_op(op, ms)))
+    snprintf(c->nodeerr, sizeof c->nodeerr, "op '%s'%s is not supported", op, ms ? " of domain 'com.microsoft'" : ""),
+        c->node_failed = true;
   else if (!np->n_output)
     snprintf(c->nodeerr, sizeof c->nodeerr, "the node has no outputs"), c->node_failed = true;
   else fn = e->lower;

@@ -107,7 +107,7 @@ static int lower_qlinearmatmul(imp_node *n) {
 const imp_op_entry imp_ops_quant[] = {
     {"QuantizeLinear", lower_quantize, 0},
     {"DequantizeLinear", lower_dequantize, 0},
-    {"DynamicQuantizeLinear", lower_dynquant, 0},
+    {"DynamicQuantizeLinear", lower_dynquant, IMP_SYM},
     {"QLinearMatMul", lower_qlinearmatmul, 0},
     {NULL, NULL, 0},
 };

@@ -11,6 +11,12 @@
 // output K (position in session.outputNames) is written to OUTDIR/output_K.pb as
 // a TensorProto with name, dims, data_type and little-endian raw_data (strings
 // use string_data). OUTDIR is created if missing.
+// The session computes what the graph says: onnxruntime (1.30) rewrites
+// DequantizeLinear(int8 weight) -> MatMul into its MatMulNBits with bits 8 and
+// accuracy_level 4 by default, which quantizes A to int8 per block of 32 (8e-3
+// away from the exact product on a 64 x 32 weight); ORT_EXACT sets that
+// rewrite's accuracy level to 0 (float A: the same kernel, exact within float
+// rounding).
 // With --time RUNS: RUNS warm-up runs plus RUNS timed runs follow, and one line
 // `ort_median_ms <value>` is printed to stdout.
 // On error: one line `ort_run: <message>` on stderr, exit status 1.
@@ -19,6 +25,7 @@
 // The protobuf wire format is decoded/encoded by hand below (no extra deps).
 'use strict';
 const fs = require('fs');
+const ORT_EXACT = { session: { qdq_matmulnbits_accuracy_level: '0' } };
 const path = require('path');
 
 // ONNX TensorProto.DataType -> [ort type name, typed array constructor]
@@ -198,7 +205,7 @@ async function main() {
   ort.env.logLevel = 'fatal'; // errors reach the user as our one-line message
   const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: opts.threads, interOpNumThreads: 1, logSeverityLevel: 4,
-    graphOptimizationLevel: 'all', executionMode: 'sequential',
+    graphOptimizationLevel: 'all', executionMode: 'sequential', extra: ORT_EXACT,
   });
 
   const feeds = {};
@@ -233,7 +240,7 @@ async function main() {
 }
 
 // Used as a module (scripts/llama_demo.js), it only lends its codec.
-module.exports = { decodeTensorProto, encodeTensorProto, toOrtTensor, DTYPES };
+module.exports = { decodeTensorProto, encodeTensorProto, toOrtTensor, DTYPES, ORT_EXACT };
 
 if (require.main === module) {
   main().catch((e) => {

@@ -128,6 +128,31 @@ save("output_missing.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x")]
 save("unknown_op.onnx", model([h.make_node("FrobnicateTensor", ["x"], ["y"])], [vi("x")], [vi("y")]))
 save("unknown_domain.onnx", model([h.make_node("Relu", ["x"], ["y"], domain="com.example.evil")], [vi("x")], [vi("y")],
                                   domain_opsets=[("com.example.evil", 1)]))
+# com.microsoft: only its MatMulNBits; a default-domain op name in that
+# domain is not found, and MatMulNBits' attributes must match its inputs
+MS = [("com.microsoft", 1)]
+save("ms_relu.onnx", model([h.make_node("Relu", ["x"], ["y"], domain="com.microsoft")], [vi("x")], [vi("y")],
+                           domain_opsets=MS))
+
+
+def nbits_model(k=64, n=8, bs=32, bits=4, b_dims=None, zp=None):
+    kb = (k + bs - 1) // bs if 0 < k < 1 << 20 else 2
+    blob = bs * bits // 8 if bits in (2, 4, 8) else bs // 2
+    b = np.zeros(b_dims or (n if n < 1 << 20 else 8, kb, blob), np.uint8)
+    inits = [numpy_helper.from_array(b, "b"), numpy_helper.from_array(np.ones(b.shape[0] * kb, np.float32), "s")]
+    ins = ["x", "b", "s"]
+    if zp is not None:
+        inits.append(numpy_helper.from_array(np.zeros(zp, np.uint8), "z"))
+        ins.append("z")
+    node = h.make_node("MatMulNBits", ins, ["y"], domain="com.microsoft", K=k, N=n, bits=bits, block_size=bs)
+    return model([node], [vi("x", shape=(1, 64))], [vi("y", shape=(1, 8))], inits, domain_opsets=MS)
+
+
+save("nbits_b_shape.onnx", nbits_model(b_dims=(8, 3, 16)))
+save("nbits_bits3.onnx", nbits_model(bits=3))
+save("nbits_k_huge.onnx", nbits_model(k=1 << 40))
+save("nbits_block_odd.onnx", nbits_model(bs=48))
+save("nbits_zp_count.onnx", nbits_model(zp=5))
 save("opset_new.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x")], [vi("y")], opset=99))
 save("opset_huge.onnx", model([h.make_node("Relu", ["x"], ["y"])], [vi("x")], [vi("y")], opset=1 << 40))
 save("attr_wrong_type.onnx", model([h.make_node("Softmax", ["x"], ["y"], axis="one")], [vi("x")], [vi("y")]))

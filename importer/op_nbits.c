@@ -1,0 +1,99 @@
+/* op_nbits.c — com.microsoft MatMulNBits (onnxruntime's contrib op for
+ * block-quantized weights): Y = A · dequant(B)ᵀ (+ bias), lowered onto a
+ * plain MatMul of A with the dequantized weight. */
+#include "importer_impl.h"
+
+/* The `per` codes of `bits` bits packed in each byte of the uint8 tensor x
+ * [.., L], low bits first: [.., L * per] (int32). */
+static ir_ref unpack(ir_graph *g, ir_ref x, int bits) {
+  int per = 8 / bits;
+  ir_shape s = ir_node_get(g, x)->shape;
+  ir_ref b = ir_cast(g, x, IR_I32);
+  ir_shape u = s;
+  u.d[u.rank++] = 1; /* [.., L, 1]: one slot per code, stacked below */
+  ir_ref acc = IR_NONE;
+  for (int j = 0; j < per; j++) {
+    ir_ref c = ir_binary(g, IR_IDIV, b, ir_scalar(g, IR_I32, (double)(1 << (bits * j))));
+    c = ir_binary(g, IR_MOD, c, ir_scalar(g, IR_I32, (double)(1 << bits)));
+    int64_t pb[IR_MAX_RANK] = {0}, pe[IR_MAX_RANK] = {0};
+    pb[u.rank - 1] = j, pe[u.rank - 1] = per - 1 - j;
+    c = ir_view_pad(g, ir_view_reshape(g, c, u), pb, pe, 0.0);
+    acc = j ? ir_binary(g, IR_ADD, acc, c) : c;
+  }
+  ir_shape o = s;
+  o.d[o.rank - 1] = s.d[s.rank - 1] * per;
+  return ir_view_reshape(g, acc, o);
+}
+
+/* A 1-D (or [N, kb]) per-block parameter as [N, kb, 1]. */
+static ir_ref per_block(imp_node *n, ir_ref v, int64_t N, int64_t kb, const char *what) {
+  if (v == IR_NONE) return IR_NONE;
+  if (ir_shape_numel(imp_shape(n, v)) != N * kb)
+    return imp_fail(n, "%s has %lld elements, expected N * k_blocks = %lld", what,
+                    (long long)ir_shape_numel(imp_shape(n, v)), (long long)(N * kb)),
+           IR_NONE;
+  return ir_view_reshape(n->g, v, (ir_shape){.rank = 3, .d = {N, kb, 1}});
+}
+
+/* The zero points: packed uint8 [N * ceil(kb * bits / 8)], or the same
+ * float type as the scales [N * kb]; absent, 2^(bits-1). As float [N, kb, 1]. */
+static ir_ref zero_points(imp_node *n, ir_ref z, int64_t N, int64_t kb, int bits) {
+  ir_graph *g = n->g;
+  if (z == IR_NONE) return ir_scalar(g, IR_F32, (double)(1 << (bits - 1)));
+  if (imp_dtype(n, z) == IR_F32) return per_block(n, z, N, kb, "zero_points");
+  if (imp_dtype(n, z) != IR_U8) return imp_fail(n, "zero_points has type %s (uint8 or float)", ir_dtype_name(imp_dtype(n, z))), IR_NONE;
+  int per = 8 / bits;
+  int64_t row = (kb + per - 1) / per;
+  if (ir_shape_numel(imp_shape(n, z)) != N * row)
+    return imp_fail(n, "zero_points has %lld elements, expected %lld", (long long)ir_shape_numel(imp_shape(n, z)),
+                    (long long)(N * row)),
+           IR_NONE;
+  ir_ref u = unpack(g, ir_view_reshape(g, z, (ir_shape){.rank = 2, .d = {N, row}}), bits);
+  int64_t st[2] = {0, 0}, sp[2] = {1, 1}, ln[2] = {N, kb};
+  u = ir_view_slice(g, u, st, sp, ln);
+  return ir_cast(g, ir_view_reshape(g, u, (ir_shape){.rank = 3, .d = {N, kb, 1}}), IR_F32);
+}
+
+static int lower_matmul_nbits(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref a = imp_req(n, 0), b = imp_req(n, 1), sc = imp_req(n, 2), z = imp_in(n, 3), bias = imp_in(n, 5);
+  if (ir_failed(g)) return -1;
+  if (imp_has_in(n, 4)) return imp_fail(n, "g_idx (input 4) is not supported");
+  int64_t K = imp_attr_i(n, "K", 0), N = imp_attr_i(n, "N", 0), bits = imp_attr_i(n, "bits", 4);
+  int64_t bs = imp_attr_i(n, "block_size", 0);
+  if (bits != 2 && bits != 4 && bits != 8) return imp_fail(n, "bits = %lld is not supported (2, 4 or 8)", (long long)bits);
+  if (bs < 16 || bs > 4096 || (bs & (bs - 1)))
+    return imp_fail(n, "block_size = %lld is not a power of two in [16, 4096]", (long long)bs);
+  if (K < 1 || N < 1 || K > INT32_MAX || N > INT32_MAX)
+    return imp_fail(n, "K = %lld and N = %lld must be in [1, 2^31)", (long long)K, (long long)N);
+  if (imp_dtype(n, a) != IR_F32 || imp_dtype(n, sc) != IR_F32)
+    return imp_fail(n, "A and scales must be float32 (A is %s)", ir_dtype_name(imp_dtype(n, a)));
+  if (imp_dtype(n, b) != IR_U8) return imp_fail(n, "B has type %s (uint8 only)", ir_dtype_name(imp_dtype(n, b)));
+  const ir_shape *as = imp_shape(n, a), *bsh = imp_shape(n, b);
+  if (as->rank < 1 || as->d[as->rank - 1] != K)
+    return imp_fail(n, "the last axis of A must be K = %lld", (long long)K);
+  int64_t kb = (K + bs - 1) / bs, blob = bs * bits / 8;
+  if (bsh->rank != 3 || bsh->d[0] != N || bsh->d[1] != kb || bsh->d[2] != blob)
+    return imp_fail(n, "B must have shape [N, k_blocks, blob] = [%lld, %lld, %lld]", (long long)N, (long long)kb,
+                    (long long)blob);
+  /* (code - zero point) * scale, in float as onnxruntime dequantizes */
+  ir_ref codes = ir_cast(g, unpack(g, b, (int)bits), IR_F32); /* [N, kb, bs] */
+  ir_ref w = ir_binary(g, IR_MUL, ir_sub(g, codes, zero_points(n, z, N, kb, (int)bits)),
+                       per_block(n, sc, N, kb, "scales"));
+  w = ir_view_reshape(g, w, (ir_shape){.rank = 2, .d = {N, kb * bs}});
+  int64_t st[2] = {0, 0}, sp[2] = {1, 1}, ln[2] = {N, K};
+  w = ir_view_slice(g, w, st, sp, ln); /* the padding of the last block dropped */
+  static const int swap[2] = {1, 0};
+  ir_ref y = ir_matmul(g, a, ir_view_permute(g, w, swap));
+  if (bias != IR_NONE) {
+    if (ir_shape_numel(imp_shape(n, bias)) != N || imp_dtype(n, bias) != IR_F32)
+      return imp_fail(n, "bias must be float32 with N = %lld elements", (long long)N);
+    y = ir_binary(g, IR_ADD, y, bias);
+  }
+  return imp_set_out(n, 0, y);
+}
+
+const imp_op_entry imp_ops_nbits[] = {
+    {"MatMulNBits", lower_matmul_nbits, IMP_SYM | IMP_MS},
+    {NULL, NULL, 0},
+};
