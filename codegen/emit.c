@@ -259,8 +259,8 @@ static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *id
   bool fl = ir_dtype_is_float(st);
   switch (n->op) {
   case IR_NEG:
-    if (fl)
-      cg_printf(o, "((%s)-%s)", T, a[0].s);
+    if (fl) /* parenthesised: a negative literal operand would print "--" */
+      cg_printf(o, "((%s)-(%s))", T, a[0].s);
     else
       cg_printf(o, "((%s)(0u - (%s)%s))", T, wide_unsigned(n->dtype), a[0].s);
     break;

@@ -56,6 +56,7 @@ extern const imp_op_entry imp_ops_einsum[];
 extern const imp_op_entry imp_ops_control[];
 extern const imp_op_entry imp_ops_linalg[];
 extern const imp_op_entry imp_ops_nbits[];
+extern const imp_op_entry imp_ops_sample[];
 
 /* Errors: record a message about the node; returns -1. */
 int imp_fail(imp_node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -54,6 +54,7 @@ static const imp_op_entry *const families[] = {
     imp_ops_quant,       imp_ops_convint, imp_ops_recurrent, imp_ops_spectral, imp_ops_unary,
     imp_ops_resize,      imp_ops_scatter, imp_ops_einsum,    imp_ops_control,  imp_ops_linalg,
     imp_ops_nbits,
+    imp_ops_sample,
 };
 
 /* `ms`: the node is in the com.microsoft domain. */

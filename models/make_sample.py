@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""Makes models/sample/ (Debian's /usr/bin/python3), checked by CTest with
+`onnx2c-caten verify` against onnxruntime on random inputs in [-1, 1):
+  gridsample.onnx  GridSample in all 18 combinations of mode (bilinear,
+                   nearest, bicubic), padding_mode (zeros, border,
+                   reflection) and align_corners, X[2,3,5,7], the grid
+                   [2,4,6,2] scaled by 1.6 so that positions fall outside
+  roialign.onnx    RoiAlign avg/max x half_pixel/output_half_pixel, 5 boxes
+                   made from a random input r[5,4] (x1 = 6(r0+1), y1 =
+                   5(r1+1), width 7(r2+1.2), height 6(r3+1.2); boxes reach
+                   past the 12x10 image at spatial_scale 0.5 and some are
+                   thinner than a pixel), batch indices [0,1,1,0,1]"""
+import os
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample")
+os.makedirs(HERE, exist_ok=True)
+F = TensorProto.FLOAT
+
+
+def const(name, arr):
+    return numpy_helper.from_array(np.asarray(arr), name)
+
+
+def save(nodes, name, inputs, outputs, inits):
+    g = helper.make_graph(nodes, name, inputs, outputs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)])
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(HERE, name + ".onnx"))
+
+
+nodes, outs = [helper.make_node("Mul", ["grid", "k"], ["g"])], []
+for mode in ["bilinear", "nearest", "bicubic"]:
+    for pad in ["zeros", "border", "reflection"]:
+        for align in [0, 1]:
+            y = f"{mode}_{pad}_{align}"
+            nodes.append(helper.make_node("GridSample", ["x", "g"], [y], mode=mode, padding_mode=pad,
+                                          align_corners=align))
+            outs.append(helper.make_tensor_value_info(y, F, [2, 3, 4, 6]))
+save(nodes, "gridsample",
+     [helper.make_tensor_value_info("x", F, [2, 3, 5, 7]), helper.make_tensor_value_info("grid", F, [2, 4, 6, 2])],
+     outs, [const("k", np.float32(1.6))])
+
+# boxes: [x1, y1, x2, y2] = [6(r0+1), 5(r1+1), x1 + 7(r2+1.2), y1 + 6(r3+1.2)]
+nodes = [helper.make_node("Add", ["r", "off"], ["r1"]), helper.make_node("Mul", ["r1", "scale"], ["r2"]),
+         helper.make_node("Slice", ["r2", "s0", "s2", "ax"], ["xy1"]),
+         helper.make_node("Slice", ["r2", "s2", "s4", "ax"], ["wh"]),
+         helper.make_node("Add", ["xy1", "wh"], ["xy2"]),
+         helper.make_node("Concat", ["xy1", "xy2"], ["rois"], axis=1)]
+outs = []
+for mode in ["avg", "max"]:
+    for ctm in ["half_pixel", "output_half_pixel"]:
+        y = f"{mode}_{ctm}"
+        nodes.append(helper.make_node("RoiAlign", ["x", "rois", "b"], [y], mode=mode,
+                                      coordinate_transformation_mode=ctm, output_height=3, output_width=4,
+                                      sampling_ratio=2, spatial_scale=0.5))
+        outs.append(helper.make_tensor_value_info(y, F, [5, 3, 3, 4]))
+save(nodes, "roialign",
+     [helper.make_tensor_value_info("x", F, [2, 3, 10, 12]), helper.make_tensor_value_info("r", F, [5, 4])],
+     outs,
+     [const("off", np.array([1, 1, 1.2, 1.2], np.float32)), const("scale", np.array([6, 5, 7, 6], np.float32)),
+      const("s0", np.array([0], np.int64)), const("s2", np.array([2], np.int64)),
+      const("s4", np.array([4], np.int64)), const("ax", np.array([1], np.int64)),
+      const("b", np.array([0, 1, 1, 0, 1], np.int64))])
