@@ -18,6 +18,7 @@ typedef struct {
   uint8_t casts[IR_DTYPE_COUNT][IR_DTYPE_COUNT];
   bool simd; /* O2C_SIMD_SUM is used */
   bool nounroll; /* O2C_NOUNROLL is used */
+  bool prefetch; /* O2C_PREFETCH is used */
   bool exp2;     /* o2c_exp2f is used */
   bool half;     /* float16/bfloat16 conversions are used */
   uint32_t selects; /* o2c_sel_<dtype> is used: bit per dtype */

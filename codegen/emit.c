@@ -749,6 +749,63 @@ static void parallel_pragma(cg_kernel *c, bool rows) {
 
 static void print_node(cg_kernel *c, isl_ast_node *node);
 
+/* Finds the first user statement of kind `want` under `node`. */
+typedef struct {
+  sched_stmt_kind want;
+  isl_ast_expr *call;
+} find_stmt;
+
+static isl_bool find_user(__isl_keep isl_ast_node *node, void *user) {
+  find_stmt *f = user;
+  if (f->call) return isl_bool_false;
+  if (isl_ast_node_get_type(node) != isl_ast_node_user) return isl_bool_true;
+  isl_ast_expr *call = isl_ast_node_user_get_expr(node);
+  isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
+  isl_id *id = isl_ast_expr_get_id(fn);
+  int stage;
+  if (sched_stmt_of(isl_id_get_name(id), &stage) == f->want)
+    f->call = call;
+  else
+    isl_ast_expr_free(call);
+  isl_id_free(id);
+  isl_ast_expr_free(fn);
+  return isl_bool_false;
+}
+
+/* At the top of a register block's k loop: each packed weight's line for
+ * this k in the next column panel is fetched into cache, so the first row
+ * block of that panel does not wait for memory (where the scheduler asks
+ * for it: gemm.c). The next panel of the last one is itself. */
+static void prefetch_next_panels(cg_kernel *c, isl_ast_node *kloop) {
+  const sched_kernel *k = c->k;
+  const sched_gemm *gm = &k->gemm;
+  int64_t K = k->space.d[gm->k], N = k->space.d[gm->n];
+  if (!gm->prefetch || !gm->npacked || ir_dim_is_sym(K) || ir_dim_is_sym(N)) return;
+  int64_t npan = (N + gm->nr - 1) / gm->nr;
+  if (npan < 2) return;
+  find_stmt f = {SCHED_STMT_UPDATE, NULL};
+  isl_ast_node_foreach_descendant_top_down(kloop, find_user, &f);
+  if (!f.call) return;
+  cg_buf tile = {0}, red = {0};
+  for (int i = 0, arg = 1; i < k->naxes; i++) {
+    int a = k->axes[i];
+    if (a == gm->n) arg_str(&tile, f.call, arg);
+    if (a == gm->k) arg_str(&red, f.call, arg);
+    arg += a == gm->n || a == gm->m ? 2 : 1;
+  }
+  isl_ast_expr_free(f.call);
+  for (int i = 0; i < gm->npacked; i++) {
+    bool seen = false;
+    for (int j = 0; j < i; j++) seen |= gm->packed_buf[j] == gm->packed_buf[i];
+    if (seen || !tile.s || !red.s) continue;
+    cg_line(c->body, c->depth, "O2C_PREFETCH(&b%d[%lld * (%s + 1 < %lld ? %s + 1 : %s) + %d * %s]);",
+            cg_kernel_arg(c, gm->packed_buf[i]), (long long)(K * gm->nr), tile.s,
+            (long long)npan, tile.s, tile.s, gm->nr, red.s);
+    c->out->prefetch = true;
+  }
+  free(tile.s), free(red.s);
+}
+
 /* The threaded loop of a kernel that is not register-blocked, its body put
  * in the kernel's rows function (c->rows; program.c names it): gcc loses
  * the restrict of pointers captured into an OpenMP region, and then does
@@ -799,7 +856,8 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
           isl_ast_expr_free(inc);
       break;
     }
-    if (!c->k_loop) simd_pragma(c, node);
+    bool kloop = c->k_loop;
+    if (!kloop) simd_pragma(c, node);
     c->k_loop = false;
     if (threads) parallel_pragma(c, false);
     cg_line(c->body, c->depth, "for (int64_t %s = %s; %s; %s += %s) {", i.s, b.s, cd.s, i.s, s.s);
@@ -807,6 +865,7 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
     isl_ast_expr_free(it), isl_ast_expr_free(init), isl_ast_expr_free(cond), isl_ast_expr_free(inc);
     isl_ast_node *body = isl_ast_node_for_get_body(node);
     c->depth++;
+    if (kloop && c->k->gemm.on) prefetch_next_panels(c, node);
     print_node(c, body);
     c->depth--;
     isl_ast_node_free(body);

@@ -345,6 +345,11 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
             "#if defined(__clang__)\n#define O2C_NOUNROLL _Pragma(\"clang loop unroll(disable)\")\n"
             "#elif defined(__GNUC__)\n#define O2C_NOUNROLL _Pragma(\"GCC unroll 1\")\n"
             "#else\n#define O2C_NOUNROLL\n#endif\n\n");
+  if (out.prefetch)
+    fprintf(c, "/* A hint that memory is read soon (nothing where the compiler has none). */\n"
+               "#if defined(__GNUC__) || defined(__clang__)\n"
+               "#define O2C_PREFETCH(p) __builtin_prefetch((p), 0, 2)\n"
+               "#else\n#define O2C_PREFETCH(p) ((void)(p))\n#endif\n\n");
   emit_helpers(c, &out);
   fprintf(c, "\n%s", kernels.s ? kernels.s : "");
   if (p->symbolic) {

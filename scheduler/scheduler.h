@@ -64,6 +64,7 @@ typedef struct {
   bool on;
   int m, n, k;   /* space axes; m = -1 when no axis can be unrolled (mr = 1) */
   int mr, nr;
+  bool prefetch; /* fetch the next column panel's weights during this one (codegen) */
   int npacked;
   ir_ref packed_view[SCHED_MAX_PACKED]; /* views read from a packed copy ... */
   int packed_buf[SCHED_MAX_PACKED];     /* ... in this buffer */
