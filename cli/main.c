@@ -284,7 +284,7 @@ static int build_model(args *a, const char *const *files, int nfiles, rt_model *
 /* Runs built model `m` on `ins`; outputs go to *outs. */
 static int run_built(args *a, rt_model *m, const imp_tensor *ins, int nin, imp_tensor **outs, int *nout, char *err,
                      size_t n) {
-  *nout = ir_output_count(m->g);
+  *nout = rt_output_count(m);
   *outs = calloc((size_t)*nout + 1, sizeof **outs);
   int rc = rt_run(m, ins, nin, *outs, err, n);
   if (!rc && a->rt.verbose) fprintf(stderr, "onnx2c-caten: run       %8.3f ms\n", m->run_ms);

@@ -188,6 +188,18 @@ void cg_io_comment(FILE *h, const sched_program *p, const char *what, ir_ref r, 
   cg_text(&b, sh, false);
   fprintf(h, "%s\n", b.s);
   free(b.s);
+  /* value-dependent shapes: the bound, and where the actual length is */
+  int axis, len = strcmp(what, "output") ? -1 : ir_output_len(p->g, i, &axis);
+  int of = strcmp(what, "output") ? -1 : ir_output_len_of(p->g, i);
+  if (len >= 0)
+    fprintf(h,
+            " *     (its length along axis %d depends on the values: the shape above is its\n"
+            " *     bound, output %d holds the actual length; past it the axis is padding)\n",
+            axis, len);
+  if (of >= 0) {
+    ir_output_len(p->g, of, &axis);
+    fprintf(h, " *     (the actual length of output %d along axis %d)\n", of, axis);
+  }
 }
 
 static void emit_header(FILE *h, const sched_program *p, const char *N, bool embed) {

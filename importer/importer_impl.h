@@ -27,6 +27,10 @@ typedef int (*imp_lower_fn)(imp_node *n);
 /* IMP_MS: the op is in onnxruntime's com.microsoft domain (found only for
  * nodes of that domain; the default domain never finds it). */
 #define IMP_MS 2u
+/* IMP_DYN: the lowering reads its inputs' value-dependent lengths itself
+ * (imp_in_len); any other op given such an input goes through
+ * imp_dyn_pass, which passes the length on or refuses the op. */
+#define IMP_DYN 4u
 
 typedef struct {
   const char *op;
@@ -57,6 +61,7 @@ extern const imp_op_entry imp_ops_control[];
 extern const imp_op_entry imp_ops_linalg[];
 extern const imp_op_entry imp_ops_nbits[];
 extern const imp_op_entry imp_ops_sample[];
+extern const imp_op_entry imp_ops_select[];
 
 /* Errors: record a message about the node; returns -1. */
 int imp_fail(imp_node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -71,6 +76,21 @@ ir_ref imp_req(imp_node *n, int i);
 int imp_nout(const imp_node *n);
 bool imp_has_out(const imp_node *n, int i);
 int imp_set_out(imp_node *n, int i, ir_ref r);
+/* Value-dependent shapes (op_select.c): output `i` is `r`, computed at its
+ * bound along `axis`, of which the first `len` (a scalar int64 node)
+ * entries are valid; the rest holds zeros (valid indices for a Gather). A
+ * constant `len` makes the output a static slice. imp_in_len gives input
+ * i's length (and axis), or IR_NONE when its shape is static. */
+int imp_set_out_len(imp_node *n, int i, ir_ref r, int axis, ir_ref len);
+ir_ref imp_in_len(imp_node *n, int i, int *axis);
+/* The value output `i` was set to (IR_NONE when not set). */
+ir_ref imp_out_ref(imp_node *n, int i);
+bool imp_any_in_len(imp_node *n);
+/* For an op without IMP_DYN given an input of value-dependent length: the
+ * element-wise ops, Cast, Identity, Gather, Transpose and reshapes that
+ * keep the axis whole pass the length on to their outputs; any other op is
+ * refused with a message naming the input (op_select.c). */
+int imp_dyn_pass(imp_node *n, imp_lower_fn lower);
 
 /* Attributes with defaults. imp_attr_ints/floats return the count (at most
  * `max` copied) or -1 when the attribute is absent. */

@@ -19,6 +19,11 @@ typedef struct {
   ir_ref ref;
   uint8_t half; /* IR_F16 or IR_BF16: an ONNX 16-bit float held as float32 (0: none) */
   bool forgotten; /* a sub-graph's value, out of scope */
+  /* a value-dependent length (NonZero...): the shape is a bound along
+   * dyn_axis, and `len` (a scalar int64) the valid entries there */
+  bool dyn;
+  int dyn_axis;
+  ir_ref len;
 } value;
 
 struct imp_ctx {
@@ -55,6 +60,7 @@ static const imp_op_entry *const families[] = {
     imp_ops_resize,      imp_ops_scatter, imp_ops_einsum,    imp_ops_control,  imp_ops_linalg,
     imp_ops_nbits,
     imp_ops_sample,
+    imp_ops_select,
 };
 
 /* `ms`: the node is in the com.microsoft domain. */
@@ -210,6 +216,44 @@ int imp_set_out(imp_node *n, int i, ir_ref r) {
   if (r == IR_NONE || ir_failed(n->g)) return -1;
   if (!imp_has_out(n, i)) return 0;
   define(n->ctx, n->proto->output[i], r);
+  return 0;
+}
+
+ir_ref imp_out_ref(imp_node *n, int i) {
+  value *v = imp_has_out(n, i) ? lookup(n->ctx, n->proto->output[i]) : NULL;
+  return v ? v->ref : IR_NONE;
+}
+
+ir_ref imp_in_len(imp_node *n, int i, int *axis) {
+  value *v = imp_has_in(n, i) ? lookup(n->ctx, n->proto->input[i]) : NULL;
+  if (!v || !v->dyn) return IR_NONE;
+  if (axis) *axis = v->dyn_axis;
+  return v->len;
+}
+
+bool imp_any_in_len(imp_node *n) {
+  for (int i = 0; i < imp_nin(n); i++)
+    if (imp_in_len(n, i, NULL) != IR_NONE) return true;
+  return false;
+}
+
+int imp_set_out_len(imp_node *n, int i, ir_ref r, int axis, ir_ref len) {
+  if (len == IR_NONE || !imp_has_out(n, i)) return imp_set_out(n, i, r);
+  if (r == IR_NONE || ir_failed(n->g)) return -1;
+  if (ir_is_const(n->g, len)) { /* the values are known: the shape is static */
+    void *data;
+    if (ir_eval(n->g, len, &data)) return -1;
+    int64_t l = ir_elem_i(IR_I64, data, 0);
+    free(data);
+    ir_shape s = ir_node_get(n->g, r)->shape;
+    int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
+    for (int k = 0; k < s.rank; k++) sp[k] = 1, ln[k] = k == axis ? l : s.d[k];
+    if (l < 0 || ir_dim_is_sym(s.d[axis]) || l > s.d[axis]) return imp_fail(n, "internal: length %lld out of range", (long long)l);
+    return imp_set_out(n, i, ir_view_slice(n->g, r, st, sp, ln));
+  }
+  if (imp_set_out(n, i, r)) return -1;
+  value *v = lookup(n->ctx, n->proto->output[i]);
+  v->dyn = true, v->dyn_axis = axis, v->len = len;
   return 0;
 }
 
@@ -497,6 +541,9 @@ int imp_lower_subgraph(imp_node *n, const Onnx__GraphProto *sub, const char *wha
   for (int i = 0; i < nouts && !rc; i++) {
     value *v = sub->output[i]->name ? lookup(c, sub->output[i]->name) : NULL;
     if (!v) rc = (snprintf(err, sizeof err, "output '%s' is never produced", sub->output[i]->name ? sub->output[i]->name : ""), -1);
+    else if (v->dyn)
+      rc = (snprintf(err, sizeof err, "output '%s' has a length known only at run time: not supported as a sub-graph's output",
+                     sub->output[i]->name), -1);
     else outs[i] = v->ref;
   }
   forget_subgraph(c, sub);
@@ -862,6 +909,9 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
     if (twice) imp_fail(&node, "output '%s' is already defined (value names must be unique)", np->output[i]);
   }
   if (fn && !c->node_failed) fn(&node);
+  /* a value-dependent length reaching an op that does not read it itself */
+  if (fn && !c->node_failed && !ir_failed(c->g) && !(e->flags & IMP_DYN) && imp_any_in_len(&node))
+    imp_dyn_pass(&node, e->lower);
   ir_dtype half = fn && !c->node_failed ? node_half(&node) : IR_F32;
   for (int i = 0; !c->node_failed && !ir_failed(c->g) && i < imp_nout(&node); i++) {
     if (!imp_has_out(&node, i)) continue;
@@ -1102,6 +1152,11 @@ static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t
     if (h == IR_F32 && v->half) h = (ir_dtype)v->half;
     bool store_half = h != IR_F32 && ir_node_get(c->g, v->ref)->dtype == IR_F32; /* converted on store */
     ir_mark_output(c->g, store_half ? ir_cast(c->g, v->ref, h) : v->ref, name);
+  }
+  for (size_t i = 0; i < gp->n_output; i++) { /* value-dependent shapes: their lengths come last */
+    value *v = lookup(c, gp->output[i]->name ? gp->output[i]->name : "");
+    if (v->dyn && ir_mark_output_len(c->g, (int)i, v->dyn_axis, v->len))
+      return ctx_fail(c, err, n, "graph output '%s': %s", gp->output[i]->name, ir_error(c->g));
   }
   if (!gp->n_output) return ctx_fail(c, err, n, "the graph has no outputs");
   return c->has_syms ? check_sym_data(c, err, n) : 0;

@@ -22,6 +22,9 @@ void ir_graph_free(ir_graph *g) {
   free(g->nodes);
   free(g->outputs);
   free(g->output_names);
+  free(g->len_out);
+  free(g->len_axis);
+  free(g->len_of);
   free(g->inputs);
   free(g->assume);
   free(g);
@@ -172,11 +175,40 @@ int ir_mark_output(ir_graph *g, ir_ref r, const char *name) {
   g->outputs = realloc(g->outputs, (size_t)(g->noutputs + 1) * sizeof *g->outputs);
   g->output_names =
       realloc(g->output_names, (size_t)(g->noutputs + 1) * sizeof *g->output_names);
-  IR_ASSERT(g->outputs && g->output_names);
+  g->len_out = realloc(g->len_out, (size_t)(g->noutputs + 1) * sizeof *g->len_out);
+  g->len_axis = realloc(g->len_axis, (size_t)(g->noutputs + 1) * sizeof *g->len_axis);
+  g->len_of = realloc(g->len_of, (size_t)(g->noutputs + 1) * sizeof *g->len_of);
+  IR_ASSERT(g->outputs && g->output_names && g->len_out && g->len_axis && g->len_of);
   g->outputs[g->noutputs] = r;
   g->output_names[g->noutputs] = ir_strdup(g, name ? name : "");
+  g->len_out[g->noutputs] = g->len_axis[g->noutputs] = g->len_of[g->noutputs] = -1;
   g->noutputs++;
   return 0;
+}
+
+int ir_mark_output_len(ir_graph *g, int i, int axis, ir_ref len) {
+  IR_ASSERT(i >= 0 && i < g->noutputs && g->len_out[i] < 0 && g->len_of[i] < 0);
+  const ir_node *x = ir_node_get(g, g->outputs[i]);
+  IR_ASSERT(axis >= 0 && axis < x->shape.rank);
+  size_t n = strlen(g->output_names[i]);
+  char *name = malloc(n + 8);
+  IR_ASSERT(name);
+  memcpy(name, g->output_names[i], n);
+  memcpy(name + n, ".length", 8);
+  int rc = ir_mark_output(g, len, name);
+  free(name);
+  if (rc) return -1;
+  g->len_out[i] = g->noutputs - 1, g->len_axis[i] = axis, g->len_of[g->noutputs - 1] = i;
+  return 0;
+}
+
+int ir_output_len(const ir_graph *g, int i, int *axis) {
+  if (axis) *axis = g->len_axis[i];
+  return g->len_out[i];
+}
+
+int ir_output_len_of(const ir_graph *g, int i) {
+  return g->len_of[i];
 }
 
 void ir_set_output(ir_graph *g, int i, ir_ref r) {

@@ -142,6 +142,16 @@ ir_ref ir_output(const ir_graph *g, int i);
 const char *ir_output_name(const ir_graph *g, int i);
 int ir_mark_output(ir_graph *g, ir_ref r, const char *name);
 void ir_set_output(ir_graph *g, int i, ir_ref r);
+/* Value-dependent shapes (NonZero, Unique, ...): output i is computed at a
+ * static bound along `axis` and only its first `len` entries there are
+ * valid. ir_mark_output_len appends `len` (a scalar int64) as the output
+ * "NAME.length", which the generated entry writes like any output; the
+ * runtime cuts output i to it. ir_output_len gives that output's index
+ * (and the axis) or -1; ir_output_len_of the output a length output
+ * measures, or -1. */
+int ir_mark_output_len(ir_graph *g, int i, int axis, ir_ref len);
+int ir_output_len(const ir_graph *g, int i, int *axis);
+int ir_output_len_of(const ir_graph *g, int i);
 /* A malloc'd array of ir_graph_count flags: 1 for nodes the outputs need. */
 char *ir_live_nodes(const ir_graph *g);
 int ir_input_count(const ir_graph *g);

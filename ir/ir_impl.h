@@ -27,6 +27,9 @@ struct ir_graph {
   ir_ref *outputs;
   char **output_names;
   int noutputs;
+  /* per output: the output holding its actual length along len_axis (-1:
+   * its shape is static), and for a length output the output it measures */
+  int *len_out, *len_axis, *len_of;
   ir_ref *inputs;
   int ninputs;
   void **blocks; /* everything the graph owns besides the arrays above */

@@ -170,8 +170,49 @@ static int make_outputs(rt_model *m, const int64_t *vals, size_t asize, imp_tens
   return 0;
 }
 
+int rt_output_count(const rt_model *m) {
+  int k = 0;
+  for (int i = 0; i < ir_output_count(m->g); i++) k += ir_output_len_of(m->g, i) < 0;
+  return k;
+}
+
+/* Output `t` computed at its bound along `axis`, cut to the `len` entries
+ * the model reported there (rows moved down in place: the destination never
+ * passes the source). A length outside [0, bound] is an error. */
+static int cut_output(imp_tensor *t, int axis, const imp_tensor *len, char *err, size_t n) {
+  int64_t l = *(const int64_t *)len->data, bound = t->shape.d[axis];
+  if (l < 0 || l > bound)
+    return snprintf(err, n, "output '%s': the model reported length %lld along axis %d, outside 0..%lld", t->name,
+                    (long long)l, axis, (long long)bound), -1;
+  size_t inner = ir_dtype_size(t->dtype), outer = 1;
+  for (int k = axis + 1; k < t->shape.rank; k++) inner *= (size_t)t->shape.d[k];
+  for (int k = 0; k < axis; k++) outer *= (size_t)t->shape.d[k];
+  uint8_t *d = t->data;
+  for (size_t o = 0; o < outer; o++) memmove(d + o * (size_t)l * inner, d + o * (size_t)bound * inner, (size_t)l * inner);
+  t->shape.d[axis] = l;
+  t->bytes = outer * (size_t)l * inner;
+  return 0;
+}
+
+/* The model's outputs in `outs` (rt_output_count of them), each
+ * value-dependent one cut to its actual length; the length outputs are
+ * consumed. */
+static int cut_outputs(rt_model *m, imp_tensor *all, imp_tensor *outs, bool ok, char *err, size_t n) {
+  int rc = 0, k = 0;
+  for (int i = 0; i < ir_output_count(m->g); i++) {
+    int axis, len = ir_output_len(m->g, i, &axis);
+    if (ok && !rc && len >= 0) rc = cut_output(&all[i], axis, &all[len], err, n);
+  }
+  for (int i = 0; i < ir_output_count(m->g); i++) {
+    if (ir_output_len_of(m->g, i) >= 0) imp_tensor_free(&all[i]);
+    else outs[k++] = all[i];
+  }
+  return rc;
+}
+
 int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *err, size_t n) {
   int ni = ir_input_count(m->g), no = ir_output_count(m->g);
+  imp_tensor *all = calloc((size_t)no + 1, sizeof *all);
   bool sym = ir_sym_count(m->g) > 0;
   const void **iptr = calloc((size_t)ni + 1, sizeof *iptr);
   void **optr = calloc((size_t)no + 1, sizeof *optr);
@@ -181,7 +222,7 @@ int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *
   /* an input no output reads (CastLike's `like`: only its type counts) may
    * come in any shape; the ONNX tests give such inputs one element */
   char *read = ir_live_nodes(m->g);
-  if (!iptr || !optr || !shapes || !read) abort();
+  if (!iptr || !optr || !shapes || !read || !all) abort();
   for (int i = 0; i < ni && !rc; i++) {
     const ir_node *x = ir_node_get(m->g, ir_input_ref(m->g, i));
     int k = match_input(m, ins, nin, i);
@@ -204,7 +245,7 @@ int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *
   /* the model says how much arena these dimensions need (0: it refuses them) */
   size_t asize = !sym ? (size_t)m->p->arena_size : rc ? 0 : m->arena_size_dims(m->dims);
   asize = asize > SIZE_MAX / 2 ? SIZE_MAX / 2 : (asize + 63) / 64 * 64 + 64;
-  if (make_outputs(m, vals, asize, outs, optr, rc ? NULL : err, rc ? 0 : n)) rc = -1;
+  if (make_outputs(m, vals, asize, all, optr, rc ? NULL : err, rc ? 0 : n)) rc = -1;
   void *arena = rc ? NULL : aligned_alloc(64, asize);
   if (!rc && !arena) rc = (snprintf(err, n, "cannot allocate the arena (%zu bytes)", asize), -1);
   if (arena) rt_poison(arena, asize, IR_F32);
@@ -224,6 +265,8 @@ int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *
       rc = -1;
     } else if (st) rc = (snprintf(err, n, "the model returned error status %d", st), -1);
   }
+  if (cut_outputs(m, all, outs, !rc, err, n)) rc = -1;
+  free(all);
   free(iptr);
   free(optr);
   free(shapes);

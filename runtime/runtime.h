@@ -78,7 +78,9 @@ void rt_spec_str(const rt_spec *s, char *buf, size_t n);
 /* Builds the emitted C with the system compiler and loads it. */
 int rt_build(rt_model *m, const char *cflags, char *err, size_t errlen);
 /* Runs a built model. Inputs match graph inputs by name, else by position.
- * `outs` receives ir_output_count tensors (caller frees each). With
+ * `outs` receives rt_output_count tensors (caller frees each): the model's
+ * outputs, a value-dependent one (NonZero...) cut to the actual length its
+ * length output reports (ir_mark_output_len; those are not returned). With
  * symbolic dimensions, their values are read off the inputs' shapes (which
  * must agree) and the outputs' shapes computed from them; dimensions the
  * compiled code refuses (PREFIX_ERR_SHAPE) are an error. */
@@ -86,6 +88,7 @@ int rt_build(rt_model *m, const char *cflags, char *err, size_t errlen);
  * NaN for float dtypes, 0xA5 bytes otherwise (build_run.c says why). */
 void rt_poison(void *buf, size_t bytes, ir_dtype dtype);
 int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *err, size_t errlen);
+int rt_output_count(const rt_model *m);
 void rt_model_free(rt_model *m);
 /* Unloads the shared object and the weights (rt_model_free does it too). */
 void rt_unload(rt_model *m);
