@@ -87,6 +87,9 @@ void cg_io_comment(FILE *h, const sched_program *p, const char *what, ir_ref r, 
 uint32_t cg_dims_used(const sched_program *p, cg_buf *body);
 void cg_dims_params(cg_buf *o, uint32_t syms);
 void cg_dims_args(cg_buf *o, uint32_t syms);
+/* Defines the model's floor symbols (ir_dim_floordiv) from its input
+ * symbols, which must be in scope and checked by o2c_dims_ok. */
+void cg_dims_derived(FILE *c, const sched_program *p);
 void cg_dims_entry_begin(FILE *c, const sched_program *p, const char *N);
 void cg_dims_entry_end(FILE *c, const sched_program *p, const char *N);
 void cg_dims_header(FILE *h, const sched_program *p, const char *N, bool embed);

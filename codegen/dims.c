@@ -44,12 +44,27 @@ typedef struct {
   bool *ext;
 } scan;
 
+/* The model's input symbols, and the floor symbols made from them. */
+static uint32_t input_syms(const sched_program *p) {
+  uint32_t m = 0;
+  for (int i = 0; i < ir_sym_count(p->g); i++) m |= 1u << ir_sym(p->g, i);
+  return m;
+}
+
+static uint32_t derived_syms(const sched_program *p) {
+  uint32_t in = input_syms(p), m = 0;
+  int64_t num, den;
+  for (int k = 0; k < IR_MAX_SYMS; k++)
+    if (ir_dim_sym_def(k, &num, &den) && in && !(ir_dim_base_syms(ir_dim_syms(num)) & ~in)) m |= 1u << k;
+  return m;
+}
+
 static void note_ident(const char *id, size_t n, void *arg) {
   scan *sc = arg;
-  for (int i = 0; i < ir_sym_count(sc->p->g); i++) {
-    int k = ir_sym(sc->p->g, i);
+  uint32_t all = input_syms(sc->p) | derived_syms(sc->p);
+  for (int k = 0; k < IR_MAX_SYMS; k++) {
     const char *cn = ir_dim_sym_cname(k);
-    if (strlen(cn) == n && !strncmp(cn, id, n)) sc->syms |= 1u << k;
+    if (all >> k & 1 && strlen(cn) == n && !strncmp(cn, id, n)) sc->syms |= 1u << k;
   }
   if (n > EXT_PREFIX_LEN && !strncmp(id, SCHED_EXT_PREFIX, EXT_PREFIX_LEN)) {
     int e = atoi(id + EXT_PREFIX_LEN);
@@ -141,6 +156,35 @@ static void c_dim(cg_buf *b, int64_t d) {
     cg_printf(b, "INT64_C(%lld)", (long long)d);
 }
 
+/* The floor symbols, each from its definition: `check` (o2c_dims_ok) first
+ * bounds the numerator's terms (no overflow) and then checks the value is
+ * one the code was compiled for. */
+static void emit_derived(FILE *c, const sched_program *p, bool check) {
+  uint32_t m = derived_syms(p);
+  for (int k = 0; k < IR_MAX_SYMS; k++) {
+    int64_t num, den;
+    if (!(m >> k & 1) || !ir_dim_sym_def(k, &num, &den)) continue;
+    const char *s = ir_dim_sym_cname(k);
+    cg_buf b = {0};
+    if (check) {
+      cg_printf(&b, "  if (!(");
+      cg_dim(&b, num, true);
+      cg_printf(&b, " <= 2305843009213693952.0)) return 0;\n");
+    }
+    cg_printf(&b, "  const int64_t %s = o2c_floordiv(", s);
+    cg_dim(&b, num, false);
+    cg_printf(&b, ", INT64_C(%lld)); /* ", (long long)den);
+    cg_text(&b, ir_dim_sym_name(k), false);
+    cg_printf(&b, " */\n  (void)%s;\n", s);
+    if (check) cg_printf(&b, "  if (%s < 1 || %s > INT64_C(%lld)) return 0;\n", s, s, (long long)IR_DIM_SYM_MAX);
+    flush(c, &b);
+  }
+}
+
+void cg_dims_derived(FILE *c, const sched_program *p) {
+  emit_derived(c, p, false);
+}
+
 /* o2c_dims_ok: the symbols' range, no buffer (nor other polynomial of the
  * code) over 2^61 bytes, so that no index or size computation can
  * overflow, then the assumptions of the compile. */
@@ -150,6 +194,9 @@ static void emit_dims_ok(FILE *c, const sched_program *p) {
           " * every size below 2^61 (summing the magnitudes of its terms, so that no\n"
           " * index or size computation can overflow); the assumptions of the compile. */\n",
           (long long)IR_DIM_SYM_MAX);
+  if (derived_syms(p))
+    fprintf(c, "/* floor(a / b), b > 0 */\nstatic int64_t o2c_floordiv(int64_t a, int64_t b) {\n"
+               "  return a >= 0 ? a / b : -((-a + b - 1) / b);\n}\n\n");
   fprintf(c, "static int o2c_dims_ok(");
   entry_params(c, p, true, NULL);
   fprintf(c, ") {\n");
@@ -157,6 +204,7 @@ static void emit_dims_ok(FILE *c, const sched_program *p) {
     const char *s = ir_dim_sym_cname(ir_sym(p->g, i));
     fprintf(c, "  if (%s < 1 || %s > INT64_C(%lld)) return 0;\n", s, s, (long long)IR_DIM_SYM_MAX);
   }
+  emit_derived(c, p, true);
   int n = 0, cap = p->nbufs + ir_assumption_count(p->g) + p->next + 1;
   int64_t *seen = malloc((size_t)cap * sizeof *seen);
   if (!seen) abort();
@@ -206,6 +254,7 @@ static void emit_plan(FILE *c, const sched_program *p) {
   fprintf(c, ", int64_t *off) {\n  int64_t end = 0;\n  (void)off;\n");
   for (int i = 0; i < ir_sym_count(p->g); i++)
     fprintf(c, "  (void)%s;\n", ir_dim_sym_cname(ir_sym(p->g, i)));
+  emit_derived(c, p, false);
   for (int i = 0; i < p->nplan; i++) {
     const sched_buf *b = &p->bufs[p->plan[i]];
     if (!b->nbelow) fprintf(c, "  off[%d] = 0;\n", i);
@@ -246,6 +295,7 @@ void cg_dims_entry_begin(FILE *c, const sched_program *p, const char *N) {
   fprintf(c, ")) return %s_ERR_SHAPE;\n  o2c_plan(", N);
   entry_params(c, p, false, NULL);
   fprintf(c, ", off);\n  (void)inputs, (void)outputs, (void)w, (void)a;\n");
+  emit_derived(c, p, false);
 }
 
 void cg_dims_entry_end(FILE *c, const sched_program *p, const char *N) {

@@ -196,6 +196,7 @@ void cg_typed_source(FILE *c, const sched_program *p, const char *N) {
       for (int k = 0; k < ir_sym_count(p->g); k++)
         fprintf(c, "%s%s", k ? ", " : "", ir_dim_sym_cname(ir_sym(p->g, k)));
       fprintf(c, ")) return -1;\n");
+      cg_dims_derived(c, p);
     }
     fprintf(c, "  (void)dims, (void)shape;\n  switch (i) {\n");
     shape_cases(c, p, o);

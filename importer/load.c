@@ -633,6 +633,7 @@ static int input_position(const Onnx__GraphProto *gp, size_t i) {
 
 static void need_syms(imp_ctx *c, uint32_t mask) {
   imp_needs *nd = c->opt->needs;
+  mask = ir_dim_base_syms(mask); /* a floor symbol is pinned through the inputs that decide it */
   for (int id = 0; nd && c->gp && id < IR_MAX_SYMS; id++) {
     if (!(mask >> id & 1)) continue;
     const char *name = ir_dim_sym_name(id);
@@ -799,7 +800,7 @@ static int add_inputs(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t 
         int given = dim_value(c, name, &s.d[k]);
         if (given < 0) return ctx_fail(c, err, n, "--dim %s: the value must be a whole number >= 0", name);
         if (!given && (s.d[k] = ir_dim_sym(name)) == IR_DIM_INVALID)
-          return ctx_fail(c, err, n, "graph input '%s': more than %d symbolic dimensions", vi->name, IR_MAX_SYMS);
+          return ctx_fail(c, err, n, "graph input '%s': more than %d symbolic dimensions", vi->name, IR_MAX_INPUT_SYMS);
       } else {
         return ctx_fail(c, err, n, "graph input '%s': negative dimension %lld", vi->name, (long long)d->dim_value);
       }
@@ -954,7 +955,7 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
   }
   if (c->node_failed || ir_failed(c->g)) {
     const char *msg = c->node_failed ? c->nodeerr : ir_error(c->g);
-    uint32_t syms = strstr(msg, "--dim") ? 0 : node_syms(c, np);
+    uint32_t syms = strstr(msg, "--dim") ? 0 : ir_dim_base_syms(node_syms(c, np));
     int k = -1;
     for (int b = 0; b < IR_MAX_SYMS && k < 0; b++)
       if (syms >> b & 1) k = b;

@@ -36,16 +36,14 @@ static int spatial_ints(imp_node *n, const char *name, int nsp, int64_t *out, in
   return 0;
 }
 
-/* A symbolic spatial extent L: out = (L + pads - span) / stride + 1 is a
- * polynomial when the division is exact (stride 1 always); then ceil_mode
- * changes nothing and SAME pads are (span - 1) split in two. A window
- * larger than the padded input is excluded by an assumption (room >= 0)
- * that the entry checks. Otherwise (stride > 1, where the size is a floor)
- * the symbol is refused, so run pins it to the input's size. */
+/* A symbolic spatial extent L: out = floor((L + pads - span) / stride) + 1,
+ * a polynomial when the division is exact (stride 1 always; then ceil_mode
+ * changes nothing and SAME pads are (span - 1) split in two), else a floor
+ * symbol (ir_dim_floordiv). A window larger than the padded input is
+ * excluded by an assumption (room >= 0) that the entry checks. */
 static int symbolic_extent(imp_node *n, window *w, int i, const char *ap, const int64_t *pads, int64_t span,
                            bool ceil_mode) {
   int64_t L = w->in[i], room, q;
-  (void)ceil_mode; /* exact division: ceil and floor agree */
   if (!strcmp(ap, "NOTSET")) w->pb[i] = pads[i], w->pe[i] = pads[i + w->nsp];
   else if (!strcmp(ap, "VALID")) w->pb[i] = w->pe[i] = 0;
   else if ((!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) && w->s[i] == 1) {
@@ -58,10 +56,17 @@ static int symbolic_extent(imp_node *n, window *w, int i, const char *ap, const 
   if (ir_add_ov(w->pb[i], w->pe[i], &pads_sum)) return imp_fail(n, "pads overflow on axis %d", i + 2);
   room = ir_dim_sub(ir_dim_add(L, pads_sum), span); /* IR_DIM_INVALID on overflow: refused below */
   if (!ir_dim_valid(room)) return imp_fail(n, "window sizes overflow on axis %d", i + 2);
-  if (!ir_dim_div_exact(room, w->s[i], &q))
-    return imp_fail_sym(n, L, "the output size of a strided window over a symbolic axis is a floor division");
   if ((ir_dim_cmp(n->g, room, 0) & IR_CMP_LT) && ir_assume_nonneg(n->g, room, "the window fits the padded input"))
     return -1;
+  if (!ir_dim_div_exact(room, w->s[i], &q)) {
+    /* floor(room / s) + 1 = floor((room + s) / s): a floor symbol, >= 1
+     * as room >= 0; ceil_mode's rounding up is not followed symbolically */
+    if (ceil_mode) return imp_fail_sym(n, L, "ceil_mode over a symbolic axis with a stride that does not divide it");
+    int64_t o = ir_dim_floordiv(n->g, ir_dim_add(room, w->s[i]), w->s[i]);
+    if (o == IR_DIM_INVALID)
+      return imp_fail_sym(n, L, "the output size of a strided window over a symbolic axis is a floor division");
+    q = ir_dim_sub(o, 1);
+  }
   w->out[i] = ir_dim_add(q, 1);
   w->extra[i] = 0;
   return 0;

@@ -37,6 +37,9 @@ static struct {
   int *slot; /* hash table of poly ids + 1 (0: empty), power-of-two size */
   int nslot;
   char *name[IR_MAX_SYMS], *cname[IR_MAX_SYMS];
+  /* a derived symbol k (den[k] > 1) stands for floor(num[k] / den[k]), num
+   * a polynomial over lower-numbered symbols; den[k] = 0: an input symbol */
+  int64_t num[IR_MAX_SYMS], den[IR_MAX_SYMS];
   int nsym;
   int users;
 } T;
@@ -201,9 +204,11 @@ static char *make_cname(int id) {
 int64_t ir_dim_sym(const char *name) {
   int id = -1;
   for (int i = 0; i < T.nsym && id < 0; i++)
-    if (!strcmp(T.name[i], name)) id = i;
+    if (!T.den[i] && !strcmp(T.name[i], name)) id = i; /* a model name never finds a derived symbol */
   if (id < 0) {
-    if (T.nsym == IR_MAX_SYMS) return IR_DIM_INVALID;
+    int inputs = 0;
+    for (int i = 0; i < T.nsym; i++) inputs += !T.den[i];
+    if (T.nsym == IR_MAX_SYMS || inputs == IR_MAX_INPUT_SYMS) return IR_DIM_INVALID;
     id = T.nsym;
     T.name[id] = strdup(name);
     IR_ASSERT(T.name[id]);
@@ -223,6 +228,94 @@ const char *ir_dim_sym_name(int id) {
 
 const char *ir_dim_sym_cname(int id) {
   return id >= 0 && id < T.nsym ? T.cname[id] : "?";
+}
+
+/* ---- derived symbols: floor divisions ---- */
+
+static int64_t sym_dim(int id) {
+  mlist l = {0};
+  mono m = {1, {0}};
+  m.e[id] = 1;
+  ml_push(&l, &m);
+  return ml_intern(&l);
+}
+
+bool ir_dim_sym_def(int id, int64_t *num, int64_t *den) {
+  if (id < 0 || id >= T.nsym || !T.den[id]) return false;
+  *num = T.num[id], *den = T.den[id];
+  return true;
+}
+
+uint32_t ir_dim_base_syms(uint32_t mask) {
+  for (int k = T.nsym - 1; k >= 0; k--) /* definitions use lower ids only */
+    if (mask >> k & 1 && T.den[k]) mask = (mask & ~(1u << k)) | ir_dim_syms(T.num[k]);
+  return mask;
+}
+
+int64_t ir_dim_floordiv(ir_graph *g, int64_t a, int64_t b) {
+  int64_t q;
+  if (!ir_dim_valid(a) || ir_dim_is_sym(b) || b < 1) return IR_DIM_INVALID;
+  if (!ir_dim_is_sym(a)) return a >= 0 ? a / b : a == INT64_MIN ? IR_DIM_INVALID : -((-a + b - 1) / b);
+  if (ir_dim_div_exact(a, b, &q)) return q;
+  /* floor((b*P + R + b*c + r) / b) = P + c + floor((R + r) / b): monomials
+   * whose coefficients b divides and the constant's multiple of b come out;
+   * what stays is canonical, so equal floors are one symbol */
+  mlist l = ml_of(a), rest = {0}, out = {0};
+  for (int i = 0; i < l.n; i++) {
+    mono m = l.m[i];
+    if (is_const_mono(&m)) {
+      int64_t c = m.c >= 0 ? m.c / b : -((-(m.c + 1)) / b) - 1, r = m.c - c * b;
+      mono mc = {c, {0}}, mr = {r, {0}};
+      if (c) ml_push(&out, &mc);
+      if (r) ml_push(&rest, &mr);
+    } else if (m.c % b == 0) {
+      m.c /= b;
+      ml_push(&out, &m);
+    } else {
+      ml_push(&rest, &m);
+    }
+  }
+  free(l.m);
+  rest.bad = out.bad = l.bad;
+  ml_canon(&rest);
+  int64_t num = ml_intern(&rest), lo, hi;
+  ml_canon(&out);
+  int64_t whole = ml_intern(&out);
+  if (!ir_dim_valid(num) || !ir_dim_valid(whole)) return IR_DIM_INVALID;
+  if (!ir_dim_is_sym(num)) return ir_dim_add(whole, num / b); /* 0 <= num < b */
+  /* every symbol is >= 1: so is the floor, from what is known now, with
+   * as few multiples of b moved back into num as that takes */
+  ir_dim_range(g, num, &lo, &hi);
+  if (lo < b) {
+    int64_t j, back;
+    if (lo <= -(INT64_C(1) << 40) || ir_mul_ov((b - lo + b - 1) / b, b, &back)) return IR_DIM_INVALID;
+    j = back / b;
+    num = ir_dim_add(num, back), whole = ir_dim_sub(whole, j);
+    if (!ir_dim_valid(num) || !ir_dim_valid(whole)) return IR_DIM_INVALID;
+    ir_dim_range(g, num, &lo, &hi);
+    if (lo < b) return IR_DIM_INVALID;
+  }
+  int id = -1;
+  for (int k = 0; k < T.nsym && id < 0; k++)
+    if (T.den[k] == b && T.num[k] == num) id = k;
+  if (id < 0) {
+    if (T.nsym == IR_MAX_SYMS) return IR_DIM_INVALID;
+    id = T.nsym;
+    size_t n = ir_dim_str(num, NULL, 0) + 48;
+    T.name[id] = malloc(n);
+    IR_ASSERT(T.name[id]);
+    char *t = malloc(n);
+    IR_ASSERT(t);
+    ir_dim_str(num, t, n);
+    snprintf(T.name[id], n, "floor((%s)/%lld)", t, (long long)b);
+    free(t);
+    T.cname[id] = make_cname(id);
+    T.num[id] = num, T.den[id] = b;
+    T.nsym++;
+  }
+  g->sym_lo[id] = lo / b;
+  g->sym_hi[id] = hi / b < IR_DIM_SYM_MAX ? hi / b : IR_DIM_SYM_MAX;
+  return ir_dim_add(whole, sym_dim(id));
 }
 
 /* ---- arithmetic ---- */
@@ -341,16 +434,33 @@ static bool mono_eval(const mono *m, const int64_t *values, int64_t *out) {
   return true;
 }
 
+static bool poly_eval(const poly *p, const int64_t *values, int64_t *out) {
+  int64_t s = 0, t;
+  for (int i = 0; i < p->n; i++)
+    if (!mono_eval(&T.mono[p->start + i], values, &t) || __builtin_add_overflow(s, t, &s)) return false;
+  *out = s;
+  return true;
+}
+
 bool ir_dim_eval(int64_t d, const int64_t *values, int64_t *out) {
   if (!ir_dim_is_sym(d)) return *out = d, true;
   const poly *p = poly_of(d);
   if (!p) return false;
-  int64_t s = 0, t;
-  for (int i = 0; i < p->n; i++)
-    if (!mono_eval(&T.mono[p->start + i], values, &t) || __builtin_add_overflow(s, t, &s))
-      return false;
-  *out = s;
-  return true;
+  /* derived symbols from their definitions (lower ids first: a definition
+   * only uses lower ones), whatever the caller put there */
+  int64_t v[IR_MAX_SYMS];
+  uint32_t bad = 0;
+  memcpy(v, values, sizeof v);
+  for (int k = 0; k < T.nsym; k++) {
+    if (!T.den[k]) continue;
+    int64_t x = 0;
+    const poly *q = poly_of(T.num[k]);
+    if (q ? !poly_eval(q, v, &x) : (x = T.num[k], ir_dim_is_sym(x))) bad |= 1u << k;
+    if (x == INT64_MIN) x = 0, bad |= 1u << k;
+    v[k] = x >= 0 ? x / T.den[k] : -((-x + T.den[k] - 1) / T.den[k]); /* floor */
+  }
+  if (ir_dim_syms(d) & bad) return false;
+  return poly_eval(p, v, out);
 }
 
 bool ir_dim_is_affine(int64_t d) {
@@ -390,7 +500,7 @@ int ir_dim_sym_id(int64_t d) {
 }
 
 int ir_dim_first_sym(int64_t d) {
-  uint32_t m = ir_dim_syms(d);
+  uint32_t m = ir_dim_base_syms(ir_dim_syms(d));
   for (int k = 0; k < IR_MAX_SYMS; k++)
     if (m & (1u << k)) return k;
   return -1;
@@ -560,18 +670,48 @@ void ir_dim_range(const ir_graph *g, int64_t d, int64_t *lo, int64_t *hi) {
   *lo = L, *hi = H;
 }
 
+/* A bound on `d` times a positive factor (an upper bound when `upper`),
+ * with the floor symbols it holds linearly replaced by what their
+ * definitions imply: den*q <= num and den*q >= num - den + 1 (highest
+ * symbol first, as a definition only uses lower ones). IR_DIM_INVALID
+ * when a floor symbol occurs in a product. */
+static int64_t bound_floors(int64_t d, bool upper) {
+  for (int it = 0; it <= IR_MAX_SYMS && ir_dim_is_sym(d); it++) {
+    const poly *p = poly_of(d);
+    uint32_t m = ir_dim_syms(d);
+    int k = -1;
+    for (int j = T.nsym - 1; j >= 0 && k < 0; j--)
+      if (m >> j & 1 && T.den[j]) k = j;
+    if (!p || k < 0) return p ? d : IR_DIM_INVALID;
+    int64_t c = 0;
+    for (int i = 0; i < p->n; i++) {
+      const mono *x = &T.mono[p->start + i];
+      if (!x->e[k]) continue;
+      for (int j = 0; j < IR_MAX_SYMS; j++)
+        if (x->e[j] && (j != k || x->e[j] != 1)) return IR_DIM_INVALID;
+      c = x->c;
+    }
+    int64_t den = T.den[k], cq = ir_dim_mul(ir_dim_mul(c, den), sym_dim(k));
+    int64_t rest = ir_dim_sub(ir_dim_mul(d, den), cq);
+    int64_t sub = upper == (c > 0) ? T.num[k] : ir_dim_add(T.num[k], 1 - den);
+    d = ir_dim_add(rest, ir_dim_mul(c, sub));
+  }
+  return d;
+}
+
 unsigned ir_dim_cmp(const ir_graph *g, int64_t a, int64_t b) {
   if (a == b && ir_dim_valid(a)) return IR_CMP_EQ;
   int64_t lo, hi;
   if (!ir_dim_is_sym(a) && !ir_dim_is_sym(b))
     return a < b ? IR_CMP_LT : a > b ? IR_CMP_GT : IR_CMP_EQ;
-  if (!ir_dim_is_sym(a)) {
+  bool floors = ir_dim_syms(a) != ir_dim_base_syms(ir_dim_syms(a)) || ir_dim_syms(b) != ir_dim_base_syms(ir_dim_syms(b));
+  if (!ir_dim_is_sym(a) && !floors) {
     /* compare against b's range: no subtraction that could overflow */
     ir_dim_range(g, b, &lo, &hi);
     return (a < hi ? IR_CMP_LT : 0) | (lo <= a && a <= hi ? IR_CMP_EQ : 0) |
            (a > lo ? IR_CMP_GT : 0);
   }
-  if (!ir_dim_is_sym(b)) {
+  if (!ir_dim_is_sym(b) && !floors) {
     ir_dim_range(g, a, &lo, &hi);
     return (lo < b ? IR_CMP_LT : 0) | (lo <= b && b <= hi ? IR_CMP_EQ : 0) |
            (hi > b ? IR_CMP_GT : 0);
@@ -579,6 +719,17 @@ unsigned ir_dim_cmp(const ir_graph *g, int64_t a, int64_t b) {
   int64_t diff = ir_dim_sub(a, b);
   if (diff == IR_DIM_INVALID) return IR_CMP_LT | IR_CMP_EQ | IR_CMP_GT;
   ir_dim_range(g, diff, &lo, &hi);
+  if (ir_dim_syms(diff) != ir_dim_base_syms(ir_dim_syms(diff))) { /* floor symbols: their definitions */
+    int64_t u = bound_floors(diff, true), l = bound_floors(diff, false), ulo, uhi, llo, lhi;
+    if (ir_dim_valid(u) && ir_dim_valid(l) && u != IR_DIM_INVALID && l != IR_DIM_INVALID) {
+      ir_dim_range(g, u, &ulo, &uhi);
+      ir_dim_range(g, l, &llo, &lhi);
+      /* only the sign of a scaled bound counts */
+      int64_t h = uhi < 0 ? -1 : 0, l0 = llo > 0 ? 1 : 0;
+      if (uhi <= 0 && h < hi) hi = h;
+      if (llo >= 0 && l0 > lo) lo = l0;
+    }
+  }
   return (lo < 0 ? IR_CMP_LT : 0) | (lo <= 0 && 0 <= hi ? IR_CMP_EQ : 0) | (hi > 0 ? IR_CMP_GT : 0);
 }
 

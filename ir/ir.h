@@ -66,7 +66,10 @@ typedef enum {
 #define IR_DIM_TAG_BASE (INT64_C(1) << 62)
 #define IR_DIM_TAG_COUNT (INT64_C(1) << 30)
 #define IR_DIM_INVALID (IR_DIM_TAG_BASE + IR_DIM_TAG_COUNT - 1)
-#define IR_MAX_SYMS 16
+/* input symbols; with the floor symbols derived from them (ir_dim_floordiv)
+ * at most IR_MAX_SYMS (bit masks of symbols are uint32_t) */
+#define IR_MAX_INPUT_SYMS 16
+#define IR_MAX_SYMS 32
 /* The largest value a symbol may take (checked by the generated code): it
  * keeps decisions finite, e.g. an INT64_MAX slice end is past any size. */
 #define IR_DIM_SYM_MAX INT64_C(2147483647)
@@ -201,7 +204,7 @@ static inline bool ir_dim_is_sym(int64_t d) {
   return d >= IR_DIM_TAG_BASE && d < IR_DIM_TAG_BASE + IR_DIM_TAG_COUNT;
 }
 /* The dimension of symbol `name` (registered on first use); IR_DIM_INVALID
- * when IR_MAX_SYMS symbols exist already. */
+ * when IR_MAX_INPUT_SYMS input symbols (or IR_MAX_SYMS symbols) exist. */
 int64_t ir_dim_sym(const char *name);
 /* A plain value, or a tag that names a polynomial (not IR_DIM_INVALID, nor a
  * value in the tag range that names nothing). */
@@ -217,11 +220,24 @@ bool ir_dim_div_exact(int64_t a, int64_t b, int64_t *q);
 bool ir_dim_is_affine(int64_t d);
 /* The value of `d` with symbol k = values[k]; false on overflow or invalid. */
 bool ir_dim_eval(int64_t d, const int64_t *values, int64_t *out);
+/* floor(a / b) for a plain b >= 1: a polynomial when it divides, else with
+ * a derived symbol q = floor(num / b) for the part that does not (num's
+ * constant in 0..b-1, so equal floors are one symbol). The generated code
+ * computes q from its definition (ir_dim_sym_def), never takes it as an
+ * argument; ir_dim_eval does the same; ir_dim_cmp uses b*q <= num <
+ * b*q + b. IR_DIM_INVALID when q could be < 1 under what `g` knows (so a
+ * caller refuses, as before) or IR_MAX_SYMS symbols exist. */
+int64_t ir_dim_floordiv(ir_graph *g, int64_t a, int64_t b);
+/* Is symbol `id` derived (then its definition floor(num / den))? */
+bool ir_dim_sym_def(int id, int64_t *num, int64_t *den);
+/* `mask` with every derived symbol replaced by the symbols it is made from
+ * (the input symbols that decide it). */
+uint32_t ir_dim_base_syms(uint32_t mask);
 /* Bit k set when symbol k occurs in `d`. */
 uint32_t ir_dim_syms(int64_t d);
 /* The symbol `d` is (1*sym), or -1. */
 int ir_dim_sym_id(int64_t d);
-/* Lowest symbol occurring in `d`, or -1 (for error messages). */
+/* Lowest input symbol `d` depends on, or -1 (for error messages). */
 int ir_dim_first_sym(int64_t d);
 const char *ir_dim_sym_name(int id);
 /* The symbol as a C identifier (and isl parameter): o2c_sym<id>, never

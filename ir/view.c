@@ -202,8 +202,8 @@ static bool slice_in_range(ir_graph *g, int64_t d, int64_t start, int64_t step, 
 }
 
 /* The valid interval of a sliced axis: lo <= start + step*i < hi, an
- * interval since it is monotonic. Symbolic bounds need step 1 (or an axis
- * without a mask) and decidable clamps. */
+ * interval since it is monotonic. Symbolic bounds need a positive step
+ * (a step > 1 gives floor symbols) and decidable clamps. */
 static bool slice_mask(ir_graph *g, const ir_view *v, int i, int64_t start, int64_t step,
                        int64_t len, int64_t *olo, int64_t *ohi) {
   if (v->lo[i] == 0 && v->hi[i] == v->shape.d[i]) {
@@ -213,6 +213,12 @@ static bool slice_mask(ir_graph *g, const ir_view *v, int i, int64_t start, int6
   if (ir_dim_is_sym(v->lo[i]) || ir_dim_is_sym(v->hi[i]) || ir_dim_is_sym(start) ||
       ir_dim_is_sym(len)) {
     int64_t lo, hi;
+    if (step > 1) { /* i >= ceil((lo - start) / step), i < ceil((hi - start) / step): floor symbols */
+      int64_t l = ir_dim_floordiv(g, ir_dim_add(ir_dim_sub(v->lo[i], start), step - 1), step);
+      int64_t h = ir_dim_floordiv(g, ir_dim_add(ir_dim_sub(v->hi[i], start), step - 1), step);
+      return l != IR_DIM_INVALID && h != IR_DIM_INVALID && dim_max(g, l, 0, &lo) && dim_min(g, lo, len, olo) &&
+             dim_min(g, h, len, &hi) && dim_max(g, hi, *olo, ohi);
+    }
     if (step != 1) return false;
     return dim_max(g, ir_dim_sub(v->lo[i], start), 0, &lo) && dim_min(g, lo, len, olo) &&
            dim_min(g, ir_dim_sub(v->hi[i], start), len, &hi) && dim_max(g, hi, *olo, ohi);

@@ -8,7 +8,7 @@ the concatenation -> g [1, 16, 1, 1]. Every size is a polynomial of H and W
 (stride 1 windows, whole-scale nearest resize), so one symbolic compile
 serves every input size.
 
-Also OUT/ops.onnx (Split, Tile, TopK over H and W, see ops_model), OUT/unnamed.onnx, the same with H and W unnamed, and OUT/strided.onnx, a stride-2 conv over H and W (see Strided).
+Also OUT/ops.onnx (Split, Tile, TopK over H and W, see ops_model), OUT/unnamed.onnx, the same with H and W unnamed, and OUT/strided.onnx, a stride-2 conv over H and W (see Strided), OUT/strided_ceil.onnx (a ceil_mode pool, pinned) and OUT/detector.onnx (a strided encoder, see Detector).
 
 Writes OUT/model.onnx and OUT/test_data_set_K/{input_0,output_J}.pb for
 each --shapes entry; output_J.pb are onnxruntime's outputs (runtime/ort/
@@ -51,7 +51,7 @@ class Net(nn.Module):
 
 class Strided(nn.Module):
     """A stride-2 conv: its output size floor((H - 1) / 2) + 1 is no
-    polynomial of H, so H and W get pinned (run/verify specialise)."""
+    polynomial of H: a floor symbol, kept symbolic."""
 
     def __init__(self):
         super().__init__()
@@ -59,6 +59,39 @@ class Strided(nn.Module):
 
     def forward(self, x):
         return F.relu(self.c(x))
+
+
+class StridedCeil(nn.Module):
+    """A stride-2 max pool with ceil_mode: not followed symbolically, so
+    H and W get pinned (run/verify specialise, compile names them)."""
+
+    def forward(self, x):
+        return F.max_pool2d(x, 3, stride=2, ceil_mode=True)
+
+
+class Detector(nn.Module):
+    """A detector-like encoder over dynamic H and W: stride-2 convs (3x3,
+    pad 1), a depthwise 5x5 stride 2, a 3x3 stride-2 max pool (pad 1), a
+    2x2 stride-2 average pool, each output size a floor of the last; a 1x1
+    head with a sigmoid (the probability map at 1/32 of the input) and a
+    globally pooled feature vector. Every size is a floor symbol of H or W:
+    one compile serves 320x320 and 640x480."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.c2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.dw = nn.Conv2d(16, 16, 5, stride=2, padding=2, groups=16)
+        self.pw = nn.Conv2d(16, 24, 1)
+        self.head = nn.Conv2d(24, 1, 1)
+
+    def forward(self, x):
+        f = F.relu(self.c1(x))
+        f = F.hardswish(self.c2(f))
+        f = F.relu(self.pw(self.dw(f)))
+        f = F.max_pool2d(f, 3, stride=2, padding=1)
+        f = F.avg_pool2d(f, 2, stride=2)
+        return torch.sigmoid(self.head(f)), F.adaptive_avg_pool2d(f, 1).flatten(1)
 
 
 def ops_model(path):
@@ -126,6 +159,13 @@ def main():
         print(f"test_data_set_{k}: x[1,3,{h},{w}]: torch-vs-onnxruntime max|diff| {worst:.3g}")
         if not worst <= TOL:
             sys.exit(f"FAIL: max diff {worst} > {TOL}")
+    # made last: the data sets above keep their bytes
+    torch.onnx.export(StridedCeil().eval(), torch.randn(1, 3, 8, 8), os.path.join(a.out, "strided_ceil.onnx"),
+                      opset_version=13, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {2: "H", 3: "W"}})
+    torch.onnx.export(Detector().eval(), torch.randn(1, 3, 64, 64), os.path.join(a.out, "detector.onnx"),
+                      opset_version=13, input_names=["x"], output_names=["prob", "feat"],
+                      dynamic_axes={"x": {2: "H", 3: "W"}})
 
 
 if __name__ == "__main__":

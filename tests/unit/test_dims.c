@@ -318,6 +318,46 @@ static void test_table_lifetime(void **state) {
   ir_graph_free(g);
 }
 
+/* Floor symbols: floor(a / b) at many points against plain int64 floors;
+ * equal floors are one symbol; decisions from b*q <= num < b*q + b. */
+static void test_floordiv(void **state) {
+  ir_graph *g = *state;
+  int64_t h = ir_dim_sym("H"), w = ir_dim_sym("W");
+  assert_int_equal(ir_dim_floordiv(g, 7, 2), 3);
+  assert_int_equal(ir_dim_floordiv(g, -7, 2), -4);
+  assert_int_equal(ir_dim_floordiv(g, ir_dim_mul(4, h), 2), ir_dim_mul(2, h)); /* exact: no symbol */
+  int64_t q = ir_dim_floordiv(g, ir_dim_add(h, 1), 2);         /* floor((H+1)/2) */
+  int64_t q2 = ir_dim_floordiv(g, ir_dim_sub(h, 1), 2);        /* the same symbol, minus 1 */
+  int64_t r = ir_dim_floordiv(g, ir_dim_add(ir_dim_mul(2, w), ir_dim_add(h, 5)), 2); /* W + 2 + floor((H+1)/2) */
+  int64_t q3 = ir_dim_floordiv(g, ir_dim_add(q, 2), 3);        /* nested */
+  assert_true(ir_dim_is_sym(q) && ir_dim_sym_id(q) >= 2);
+  assert_int_equal(q2, ir_dim_sub(q, 1));
+  assert_int_equal(r, ir_dim_add(ir_dim_add(w, 2), q));
+  int64_t num, den;
+  assert_true(ir_dim_sym_def(ir_dim_sym_id(q), &num, &den));
+  assert_int_equal(num, ir_dim_add(h, 1));
+  assert_int_equal(den, 2);
+  assert_false(ir_dim_sym_def(0, &num, &den));
+  assert_int_equal(ir_dim_base_syms(ir_dim_syms(q3)), 1u);
+  for (int64_t a = 1; a < 40; a += 3)
+    for (int64_t b = 1; b < 9; b += 2) {
+      int64_t fq = (a + 1) / 2;
+      assert_int_equal(eval2(q, a, b), fq);
+      assert_int_equal(eval2(q2, a, b), (a - 1 + 2) / 2 - 1);
+      assert_int_equal(eval2(r, a, b), (2 * b + a + 5) / 2);
+      assert_int_equal(eval2(q3, a, b), (fq + 2) / 3);
+    }
+  /* 2q is H or H+1; q <= H; floor(H/2) + 1 >= q */
+  assert_int_equal(ir_dim_cmp(g, ir_dim_mul(2, q), h), IR_CMP_EQ | IR_CMP_GT);
+  assert_int_equal(ir_dim_cmp(g, q, ir_dim_add(h, 1)), IR_CMP_LT);
+  int64_t half = ir_dim_floordiv(g, ir_dim_add(h, 2), 2);
+  assert_false(ir_dim_cmp(g, half, q) & IR_CMP_LT);
+  /* an input dim named like a floor symbol is an input symbol of its own */
+  char name[64];
+  snprintf(name, sizeof name, "%s", ir_dim_sym_name(ir_dim_sym_id(q)));
+  assert_int_not_equal(ir_dim_sym(name), q);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, hold, release)
 
 int main(void) {
@@ -334,6 +374,7 @@ int main(void) {
       T(test_assumed_slice_and_concat),
       T(test_eval_shape_arithmetic),
       T(test_symbolic_mean),
+      T(test_floordiv),
       cmocka_unit_test(test_table_lifetime),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
