@@ -266,20 +266,10 @@ static ir_ref conv_tap(ir_graph *g, const conv_input *ci, ir_ref xp, const windo
  * the input's columns [C/G * taps, O...] flattened: a 1x1 convolution
  * without stride or padding reads the input as it is; otherwise the windows
  * of the padded input are copied into those columns (im2col). Taken where
- * the per-tap form blocks badly: many taps for the channels they sum (the
+ * the windowed forms block badly: many taps for the channels they sum (the
  * 7x7 stem over 3 channels reads 49 taps per step of a 3-long sum, a chain
- * of 49 dependent FMAs per row), or short output rows (7x7, 14x14 maps: the
- * block's columns are then the whole map, not one row of it), and only with
- * rows to block (M/G >= 8; depthwise convolutions keep the per-tap form). */
-static bool conv_as_matmul(const window *w, const ir_shape *xs, int64_t cg, int64_t mg) {
-  int64_t taps = tap_count(w);
-  bool plain = true;
-  for (int i = 0; i < w->nsp; i++)
-    plain &= w->k[i] == 1 && w->s[i] == 1 && !w->pb[i] && !w->pe[i] && !w->extra[i];
-  if (mg < 8 || 3 + 2 * w->nsp > IR_MAX_RANK || !ir_shape_is_static(xs)) return false;
-  return plain || taps > 9 || cg < 8 || w->out[w->nsp - 1] < 32;
-}
-
+ * of 49 dependent FMAs per row), or short output rows with a stride (the
+ * block's columns are then the whole map, not one row of it). */
 static ir_ref conv_matmul(ir_graph *g, ir_ref x5, ir_ref wt, const window *w, int64_t M) {
   const ir_shape *s = &ir_node_get(g, x5)->shape;
   int64_t N = s->d[0], G = s->d[1], cg = s->d[3], taps = tap_count(w), cols = 1;
@@ -326,7 +316,72 @@ static ir_ref conv_taps(ir_graph *g, ir_ref x5, ir_ref wt, const window *w, ir_s
   return ir_reduce(g, IR_ADD, acc[0], 1u << 3);
 }
 
-/* Conv: one of the two forms above, then the bias. */
+/* The windowed forms: the product of a window view of the padded input
+ * [N, G, 1, C/G, k..., positions] (a copy when padded, no im2col) and the
+ * weight [1, G, M/G, C/G, k..., 1...], summed over the channels and the taps
+ * at once. The register-blocked kernel (scheduler/gemm.c) loops over c, kh,
+ * kw around its block, so each step is one vector load per nr columns and
+ * one broadcast per row; the per-tap form kept nine products in one
+ * expression, their inputs and nine weight pointers live across the rows
+ * (3x3, 256 -> 256 at 3 x 80: accumulators and pointers spilled).
+ *
+ * Wide (2-D, stride 1): the positions are the padded rows flattened,
+ * p = oh * Wp + ow, with the Wp - out_w columns of each row that wrap
+ * around computed and never read: tap (kh, kw) is then the unit-stride
+ * window at kh * Wp + kw of the flat padded input, so a block of columns
+ * spans output rows (no partial tile per row, and short rows block as well
+ * as long ones) and the output is a strided view of the wide result. Rows:
+ * the output row alone is the columns (stride 1 along it, any stride across
+ * rows). */
+typedef enum { CONV_TAPS, CONV_MATMUL, CONV_WIDE, CONV_ROWS } conv_form;
+
+static conv_form conv_choose(const window *w, const ir_shape *xs, int64_t cg, int64_t mg) {
+  int64_t taps = tap_count(w);
+  bool plain = true, unit = true;
+  for (int i = 0; i < w->nsp; i++) {
+    plain &= w->k[i] == 1 && w->s[i] == 1 && !w->pb[i] && !w->pe[i] && !w->extra[i];
+    unit &= w->s[i] == 1;
+  }
+  if (mg < 8 || 4 + 2 * w->nsp > IR_MAX_RANK || !ir_shape_is_static(xs)) return CONV_TAPS;
+  if (plain) return CONV_MATMUL;
+  int64_t wp = w->in[w->nsp - 1] + w->pb[w->nsp - 1] + w->pe[w->nsp - 1];
+  /* the wrapped columns are work thrown away: at most 1/4 of it */
+  if (w->nsp == 2 && unit && cg >= 8 && taps <= 9 && 4 * (wp - w->out[1]) <= wp) return CONV_WIDE;
+  if (taps > 9 || cg < 8 || w->out[w->nsp - 1] < 32) return CONV_MATMUL;
+  return w->s[w->nsp - 1] == 1 ? CONV_ROWS : CONV_TAPS;
+}
+
+static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, const window *w, ir_shape wr,
+                          bool wide) {
+  ir_ref xp = pad_spatial(g, x5, w, 0.0), xw;
+  ir_shape ws = {.rank = 4 + 2 * w->nsp};
+  for (int i = 0; i < 4 + w->nsp; i++) ws.d[i] = wr.d[i];
+  for (int i = 0; i < w->nsp; i++) ws.d[4 + w->nsp + i] = 1;
+  const ir_shape *s = &ir_node_get(g, x5)->shape;
+  int64_t hp = w->in[0] + w->pb[0] + w->pe[0], wp = w->in[1] + w->pb[1] + w->pe[1];
+  int64_t cols = (w->out[0] - 1) * wp + w->out[1], one = 1;
+  if (wide) {
+    ir_shape fs = {.rank = 5, .d = {s->d[0], s->d[1], 1, s->d[3], hp * wp}};
+    if (ir_node_get(g, xp)->op == IR_VIEW && ir_node_get(g, xp)->view.masked) xp = ir_move(g, xp);
+    int64_t dh = w->d[0] * wp, rows = w->out[0] * wp;
+    xw = ir_view_window(g, ir_view_reshape(g, xp, fs), 1, &w->k[0], &one, &dh, &rows);
+    xw = ir_view_window(g, xw, 1, &w->k[1], &one, &w->d[1], &cols);
+    ws.rank = 7, ws.d[6] = 1;
+  } else {
+    xw = ir_view_window(g, xp, w->nsp, w->k, w->s, w->d, w->out);
+  }
+  unsigned axes = 0;
+  for (int i = 3; i < 4 + w->nsp; i++) axes |= 1u << i;
+  ir_ref y = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xw, ir_view_reshape(g, wt, ws)), axes);
+  if (!wide) return y;
+  /* [N, M, cols] read back as [N, M, out_w, out_h] (strides 1, Wp), then transposed */
+  ir_shape ys = {.rank = 3, .d = {s->d[0], s->d[1] * wr.d[2], cols}};
+  int perm[4] = {0, 1, 3, 2};
+  y = ir_view_window(g, ir_view_reshape(g, y, ys), 1, &w->out[1], &wp, &one, &w->out[0]);
+  return ir_view_permute(g, y, perm);
+}
+
+/* Conv: one of the forms above, then the bias. */
 static int lower_conv(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0), wt = imp_req(n, 1), b = imp_in(n, 2);
@@ -358,8 +413,10 @@ static int lower_conv(imp_node *n) {
   ir_ref x5 = ir_view_reshape(g, x, xr);
   ir_shape os = {.rank = xs.rank, .d = {N, M}};
   for (int i = 0; i < nsp; i++) os.d[2 + i] = w.out[i];
-  ir_ref y = conv_as_matmul(&w, &xs, C / G, M / G) ? conv_matmul(g, x5, wt, &w, M)
-                                                   : conv_taps(g, x5, wt, &w, wr);
+  conv_form f = conv_choose(&w, &xs, C / G, M / G);
+  ir_ref y = f == CONV_MATMUL ? conv_matmul(g, x5, wt, &w, M)
+             : f == CONV_TAPS ? conv_taps(g, x5, wt, &w, wr)
+                              : conv_window(g, x5, wt, &w, wr, f == CONV_WIDE);
   y = ir_view_reshape(g, y, os);
   if (b != IR_NONE) {
     ir_shape bs = {.rank = xs.rank, .d = {1, M}};

@@ -19,7 +19,9 @@
                       3x3 stride 2, 1x1, depthwise, dilated 3x3 with a
                       residual Add (per-tap form), 3x3 stride 2 on short rows
                       (im2col form), then a Gemm to 33 outputs (one column
-                      past a full block of 32)"""
+                      past a full block of 32)
+  convs_window.onnx   the windowed conv forms: grouped 3x3 (wide), stride
+                      (2, 1) (rows), unpadded 3x3 (wide, in place), 1-D"""
 import os
 import numpy as np
 import onnx
@@ -148,6 +150,22 @@ save("convs", [
      numpy_helper.from_array(np.array(6, np.float32), "hi"), w("c4w", (33, 1, 3, 3), 0.5),
      w("c4b", (33,)), w("c5w", (33, 33, 3, 3), 0.1), w("c6w", (16, 33, 3, 3), 0.1), w("c6b", (16,)),
      w("fcw", (33, 16 * 2 * 18), 0.05), w("fcb", (33,))])
+
+# the windowed conv forms (importer/op_nn.c): x[1, 16, 9, 40] through a
+# grouped 3x3 (wide: padded rows flattened), a 3x3 with stride (2, 1) and no
+# padding (rows form), an unpadded 3x3 on 2-row output (wide, read in place)
+# with a residual-free Relu; z[1, 8, 50] through a padded 1-D conv (rows)
+save("convs_window", [
+    helper.make_node("Conv", ["x", "g1w", "g1b"], ["g1"], pads=[1, 1, 1, 1], group=2),
+    helper.make_node("Relu", ["g1"], ["r1"]),
+    helper.make_node("Conv", ["r1", "s2w", "s2b"], ["s2"], strides=[2, 1]),
+    helper.make_node("Conv", ["s2", "u3w"], ["u3"]),
+    helper.make_node("Relu", ["u3"], ["y"]),
+    helper.make_node("Conv", ["z", "d1w", "d1b"], ["d1"], pads=[1, 1]),
+    helper.make_node("Relu", ["d1"], ["yz"]),
+], [vi("x", F, [1, 16, 9, 40]), vi("z", F, [1, 8, 50])], [vi("y", F, [1, 8, 2, 36]), vi("yz", F, [1, 24, 50])],
+    [w("g1w", (16, 8, 3, 3), 0.3), w("g1b", (16,)), w("s2w", (12, 16, 3, 3), 0.2), w("s2b", (12,)),
+     w("u3w", (8, 12, 3, 3), 0.2), w("d1w", (24, 8, 3), 0.3), w("d1b", (24,))])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())

@@ -1,8 +1,9 @@
 /* gemm.c — which reduction kernels take the register-blocked matmul form,
  * and the weights they read, packed at compile time into panels.
  *
- * A kernel qualifies when its stages are float sums over one reduced axis
- * k, its final statement runs over the kept axes only, and every value a
+ * A kernel qualifies when its stages are float sums over reduced axes (one,
+ * k, for a matmul; a convolution's channels and taps: c, kh, kw, looped in
+ * that order around the block), its final statement runs over the kept axes only, and every value a
  * stage reads along the output's unit-stride axis n is either a weight
  * (repacked so that nr consecutive columns are one load) or a buffer with
  * unit stride along n. The rows axis m is a kept axis that none of those
@@ -97,12 +98,12 @@ static bool is_outer(const sched_kernel *k, int a) {
   return false;
 }
 
-/* A read of a float weight through a plain view along (n, k) only: its
- * panels can be made at compile time. */
+/* A read of a float weight through a plain view along (n, k) only, k the
+ * one reduced axis: its panels can be made at compile time. */
 static bool packable(const sched_program *p, const sched_kernel *k, const gemm_read *r, int n,
                      int kk) {
   const sched_buf *b = &p->bufs[r->buf];
-  if (b->kind != SCHED_BUF_WEIGHT || b->dtype != IR_F32 || r->view == IR_NONE || r->masked)
+  if (k->nred != 1 || b->kind != SCHED_BUF_WEIGHT || b->dtype != IR_F32 || r->view == IR_NONE || r->masked)
     return false;
   if (ir_dim_is_sym(k->space.d[n]) || ir_dim_is_sym(k->space.d[kk]))
     return false; /* panels have a fixed size */
@@ -179,7 +180,7 @@ int sched_gemm_packed_buf(const sched_kernel *k, ir_ref r) {
 void sched_gemm_plan(sched_program *p, sched_kernel *k) {
   const ir_graph *g = p->g;
   memset(&k->gemm, 0, sizeof k->gemm);
-  if (!k->nstages || k->nred != 1 || k->final_full || k->nouter < 1) return;
+  if (!k->nstages || k->nred < 1 || k->final_full || k->nouter < 1) return;
   for (int i = 0; i < k->nstages; i++) {
     const ir_node *s = ir_node_get(g, k->stages[i]);
     if (s->op != IR_ADD || s->dtype != IR_F32) return;
@@ -199,7 +200,7 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
   bool pack[GEMM_MAX_READS] = {false}, uses_k = false;
   for (int i = 0; i < w.nreads; i++) {
     const gemm_read *r = &w.reads[i];
-    uses_k |= r->coef[kk] != 0;
+    for (int j = 0; j < k->nred; j++) uses_k |= r->coef[k->red[j]] != 0;
     if (!r->coef[n]) continue;
     pack[i] = packable(p, k, r, n, kk);
     if (!pack[i] && r->coef[n] != 1) return; /* columns neither packable nor contiguous */
