@@ -1,8 +1,9 @@
 /* op_spectral.c — signal processing: DFT, STFT and the window functions
- * (Hann, Hamming, Blackman). */
+ * (Hann, Hamming, Blackman) and the mel filter bank (MelWeightMatrix). */
 #include "importer_impl.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define PI 3.14159265358979323846
 
@@ -183,7 +184,56 @@ static int lower_stft(imp_node *n) {
 }
 
 
+/* --------------------------------------------------------- MelWeightMatrix */
+
+/* The triangular mel filter bank as ONNX's reference and onnxruntime's
+ * kernel compute it: num_mel_bins + 2 points from lower_edge_hertz on the
+ * mel scale mel(f) = 2595 log10(1 + f/700), spaced by (mel(upper) -
+ * mel(lower)) / (num_mel_bins + 2) (so the last one falls short of
+ * upper_edge_hertz), each mapped to the spectrogram bin floor((dft_length
+ * + 1) f / sample_rate); filter i rises from point i to point i+1 and
+ * falls to point i+2. Computed at compile time in double, so every input
+ * must be a constant (run freezes them to the given values). */
+static int lower_mel_weight_matrix(imp_node *n) {
+  int64_t mels, dft, rate;
+  double lo, hi;
+  if (imp_const_ints(n, 0, &mels, 1) != 1 || imp_const_ints(n, 1, &dft, 1) != 1 ||
+      imp_const_ints(n, 2, &rate, 1) != 1 || imp_const_floats(n, 3, &lo, 1) != 1 ||
+      imp_const_floats(n, 4, &hi, 1) != 1)
+    return imp_fail(n, "every input must be a compile-time constant scalar");
+  if (mels < 1 || mels > (1 << 20) || dft < 1 || dft > (1 << 30) || rate < 1)
+    return imp_fail(n, "num_mel_bins must be in 1..2^20, dft_length in 1..2^30, sample_rate positive");
+  bool ok;
+  ir_dtype ot = onnx_dtype(imp_attr_i(n, "output_datatype", 1), &ok);
+  if (!ok) return imp_fail(n, "output_datatype not supported");
+  int64_t bins = dft / 2 + 1, numel = bins * mels; /* < 2^50 */
+  if ((uint64_t)numel * ir_dtype_size(ot) > imp_mem_limit()) return imp_fail(n, "the matrix is larger than the memory limit");
+  int64_t *pt = malloc((size_t)(mels + 2) * sizeof *pt);
+  void *y = calloc((size_t)numel, ir_dtype_size(ot));
+  if (!pt || !y) abort();
+  double mlo = 2595 * log10(1 + lo / 700), mhi = 2595 * log10(1 + hi / 700), step = (mhi - mlo) / (double)(mels + 2);
+  int rc = 0;
+  for (int64_t i = 0; i < mels + 2 && !rc; i++) {
+    double hz = 700 * (pow(10, (mlo + step * (double)i) / 2595) - 1), b = floor((double)(dft + 1) * hz / (double)rate);
+    if (!(b >= 0 && b < (double)bins))
+      rc = imp_fail(n, "mel point %lld falls outside the %lld spectrogram bins (check the edges against sample_rate / 2)",
+                    (long long)i, (long long)bins);
+    pt[i] = rc ? 0 : (int64_t)b;
+  }
+  for (int64_t i = 0; i < mels && !rc; i++) {
+    int64_t l = pt[i], c = pt[i + 1], h = pt[i + 2];
+    if (c == l) ir_elem_set_f(ot, y, c * mels + i, 1);
+    for (int64_t j = l; c > l && j <= c; j++) ir_elem_set_f(ot, y, j * mels + i, (double)(j - l) / (double)(c - l));
+    for (int64_t j = c; j < h; j++) ir_elem_set_f(ot, y, j * mels + i, (double)(h - j) / (double)(h - c));
+  }
+  free(pt);
+  if (rc) return free(y), rc;
+  int64_t d[2] = {bins, mels};
+  return imp_set_out(n, 0, ir_const_take(n->g, "mel_weight_matrix", ot, ir_shape_make(2, d), y));
+}
+
 const imp_op_entry imp_ops_spectral[] = {
+    {"MelWeightMatrix", lower_mel_weight_matrix, 0},
     {"DFT", lower_dft, 0},
     {"STFT", lower_stft, 0},
     {"HannWindow", lower_hann, 0},
