@@ -231,6 +231,38 @@ static void emit_header(FILE *h, const sched_program *p, const char *N, bool emb
   fprintf(h, "#endif\n");
 }
 
+/* The weights file, streamed: each weight chunk by chunk (a panelled one
+ * panel at a time), its mapped source pages given back after it. */
+static int write_weights(const sched_program *p, FILE *f) {
+  static const char zeros[64];
+  size_t scap = 0;
+  void *scratch = NULL;
+  int64_t at = 0;
+  int rc = 0;
+  for (int i = 0; i < p->nbufs && !rc; i++) {
+    const sched_buf *b = &p->bufs[i];
+    if (b->kind != SCHED_BUF_WEIGHT || b->shared || b->unused) continue;
+    if (b->offset > at) fwrite(zeros, 1, (size_t)(b->offset - at), f);
+    size_t sb = sched_buf_scratch_bytes(p, i);
+    if (sb > scap) {
+      free(scratch);
+      scratch = malloc(scap = sb);
+      if (!scratch) return -1;
+    }
+    int64_t nc = sched_buf_nchunks(p, i);
+    for (int64_t k = 0; k < nc && !rc; k++) {
+      size_t n;
+      const void *d = sched_buf_chunk(p, i, k, scratch, &n);
+      rc = n && fwrite(d, 1, n, f) != n;
+    }
+    sched_buf_done(p, i);
+    at = b->offset + b->numel * (int64_t)ir_dtype_size(b->dtype);
+  }
+  free(scratch);
+  if (!rc && p->weights_size > at) fwrite(zeros, 1, (size_t)(p->weights_size - at), f);
+  return rc || ferror(f) ? -1 : 0;
+}
+
 int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE *weights, char *err,
             size_t errlen) {
   const char *N = o->name;
@@ -383,20 +415,10 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
   cg_typed_source(c, p, N);
   free(kernels.s);
   free(entry.s);
-  static const char zeros[64];
-  int64_t at = 0;
-  for (int i = 0; i < p->nbufs; i++) {
-    const sched_buf *b = &p->bufs[i];
-    if (b->kind != SCHED_BUF_WEIGHT || b->shared || b->unused) continue;
-    if (b->offset > at) fwrite(zeros, 1, (size_t)(b->offset - at), weights);
-    size_t bytes = (size_t)b->numel * ir_dtype_size(b->dtype);
-    if (bytes && fwrite(sched_buf_data(p, i), 1, bytes, weights) != bytes) {
-      snprintf(err, errlen, "cannot write the weights file");
-      return -1;
-    }
-    at = b->offset + (int64_t)bytes;
+  if (write_weights(p, weights)) {
+    snprintf(err, errlen, "cannot write the weights file");
+    return -1;
   }
-  if (p->weights_size > at) fwrite(zeros, 1, (size_t)(p->weights_size - at), weights);
   if (ferror(c) || ferror(h) || ferror(weights)) {
     snprintf(err, errlen, "write error while emitting C");
     return -1;

@@ -59,6 +59,8 @@ typedef struct {
   ir_shape shape;
   void *data; /* numel * dtype size bytes, little-endian */
   size_t bytes;
+  void *map;  /* external data: `data` lies in this read-only mapping (else NULL, data is malloc'd) */
+  size_t map_len;
 } imp_tensor;
 
 /* Decodes a serialized TensorProto. `base_dir` resolves external data
@@ -66,6 +68,8 @@ typedef struct {
 int imp_tensor_decode(const uint8_t *buf, size_t len, const char *base_dir, imp_tensor *out,
                       char *err, size_t errlen);
 void imp_tensor_free(imp_tensor *t);
+/* Frees (unmaps) only the data. */
+void imp_tensor_free_data(imp_tensor *t);
 /* ONNX TensorProto.DataType <-> ir dtype; -1 when unsupported. */
 int imp_dtype_from_onnx(int onnx_type);
 int imp_dtype_to_onnx(ir_dtype t);

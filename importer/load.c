@@ -440,7 +440,7 @@ static ir_dtype widen_half(imp_tensor *x) {
   float *f = malloc(N ? (size_t)N * sizeof *f : 1);
   if (!f) abort();
   for (int64_t i = 0; i < N; i++) f[i] = (float)ir_elem_f(h, x->data, i);
-  free(x->data);
+  imp_tensor_free_data(x);
   x->data = f;
   x->dtype = IR_F32;
   x->bytes = (size_t)N * sizeof *f;
@@ -494,8 +494,9 @@ ir_ref imp_tensor_const(imp_ctx *c, const Onnx__TensorProto *t, char *err, size_
     imp_tensor_free(&x);
     return IR_NONE;
   }
-  ir_ref r = ir_const_take(c->g, x.name, x.dtype, x.shape, x.data);
-  x.data = NULL; /* the graph owns it now */
+  ir_ref r = x.map ? ir_const_mapped(c->g, x.name, x.dtype, x.shape, x.data, x.map, x.map_len)
+                   : ir_const_take(c->g, x.name, x.dtype, x.shape, x.data);
+  x.data = x.map = NULL; /* the graph owns it now */
   imp_tensor_free(&x);
   return r;
 }

@@ -19,6 +19,7 @@ void ir_graph_free(ir_graph *g) {
   if (!g) return;
   for (int i = 0; i < g->nblocks; i++) free(g->blocks[i]);
   free(g->blocks);
+  ir_mappings_free(g);
   free(g->nodes);
   free(g->outputs);
   free(g->output_names);
@@ -370,6 +371,7 @@ static void release_dead_data(ir_graph *g, const int *newid) {
     const void *d = g->nodes[i].data;
     if (newid[i] >= 0 || g->nodes[i].op != IR_ALLOCATE || !d || bsearch(&d, keep, (size_t)nlive, sizeof *keep, cmp_ptr))
       continue;
+    if (ir_mapping_release(g, d)) continue;
     for (int b = g->nblocks - 1; b >= 0; b--)
       if (g->blocks[b] == d) {
         free(g->blocks[b]);

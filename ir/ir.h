@@ -291,6 +291,15 @@ ir_ref ir_input(ir_graph *g, const char *name, ir_dtype t, ir_shape s);
 ir_ref ir_const(ir_graph *g, const char *name, ir_dtype t, ir_shape s, const void *data);
 /* The same, taking ownership of `data` (malloc'd, numel * size bytes): no copy. */
 ir_ref ir_const_take(ir_graph *g, const char *name, ir_dtype t, ir_shape s, void *data);
+/* The same, reading `data` in place inside the read-only mapping
+ * [base, base + len), which the graph takes (munmap when freed): external
+ * data is never copied. */
+ir_ref ir_const_mapped(ir_graph *g, const char *name, ir_dtype t, ir_shape s, const void *data, void *base,
+                       size_t len);
+/* After a pass has streamed through weight data `data`: a mapped weight's
+ * pages are given back (read from the file again when next touched), so a
+ * model larger than memory is never resident at once; others: nothing. */
+void ir_const_drop_pages(const ir_graph *g, const void *data);
 ir_ref ir_load(ir_graph *g, ir_dtype t, ir_shape s, double value);
 /* An integer LOAD; `value` may be a symbolic dimension (dtype i64): its
  * value is then only known at run time (the node is not constant). */
@@ -404,9 +413,12 @@ int ir_rewrite_gather(ir_graph *g);
 /* Weights are constants: a strided (permuted, sliced) view of a weight is
  * evaluated at compile time into a new weight laid out as the view reads it
  * (broadcast axes kept as views), so kernels read weights with unit stride
- * along their innermost axis (e.g. MatMul's B as B^T). Returns the number
- * of weights repacked. */
-int ir_rewrite_weight_layout(ir_graph *g);
+ * along their innermost axis (e.g. MatMul's B as B^T). A matmul operand
+ * read along its n and k axes only, of `in_place_bytes` or more, is left
+ * as it is: the scheduler packs it into panels straight from the original
+ * (mapped) bytes (UINT64_MAX: never). Returns the number of weights
+ * repacked. */
+int ir_rewrite_weight_layout(ir_graph *g, uint64_t in_place_bytes);
 
 /* A sum over k of x * y, with y a view of a computed value that has unit
  * stride along k but not along the output's innermost axis (attention's

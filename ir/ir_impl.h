@@ -21,6 +21,13 @@ typedef struct {
   const char *why;
 } ir_assumption_rec;
 
+/* A weight's bytes inside a read-only file mapping the graph owns. */
+typedef struct {
+  const void *data;
+  void *base;
+  size_t len;
+} ir_mapping;
+
 struct ir_graph {
   ir_node *nodes;
   int nnodes, cap;
@@ -34,6 +41,8 @@ struct ir_graph {
   int ninputs;
   void **blocks; /* everything the graph owns besides the arrays above */
   int nblocks, capblocks;
+  ir_mapping *maps; /* weights mapped from files (mapped.c) */
+  int nmaps, capmaps;
   const char *label;
   /* symbolic dimensions: the graph's symbols in first-use order, the
    * bounds known for each (indexed by symbol id) and the run-time checks */
@@ -49,6 +58,15 @@ struct ir_graph {
 void *ir_alloc(ir_graph *g, size_t n);
 /* The graph takes ownership of malloc'd `p` (freed with the graph). */
 void ir_own(ir_graph *g, void *p);
+/* mapped.c: the graph takes a mapping; releases the one holding `data`
+ * (false when none does); unmaps all. */
+void ir_own_mapping(ir_graph *g, const void *data, void *base, size_t len);
+bool ir_mapping_release(ir_graph *g, const void *data);
+void ir_mappings_free(ir_graph *g);
+/* layout.c: a mark per node, set on views of weights of `min_bytes` or
+ * more that a blocked matmul packs as they are (ir_rewrite_weight_layout
+ * leaves them). */
+char *ir_packed_operands(const ir_graph *g, uint64_t min_bytes);
 ir_ref ir_add_node(ir_graph *g, const ir_node *n);
 bool ir_refs_ok(ir_graph *g, int n, const ir_ref *refs);
 ir_view ir_view_contiguous(const ir_shape *s);

@@ -13,6 +13,7 @@
  * with one row (a decode step) the dot products already stream the keys. */
 #include "ir_impl.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The one axis `r` (a sum) reduces, or -1. */
@@ -130,6 +131,41 @@ static bool relayout(ir_graph *g, ir_ref r, int which) {
   ir_ref ny = ir_add_node(g, &nv);
   g->nodes[mr].src[which] = ny;
   return true;
+}
+
+/* Weight views a register-blocked matmul will read into panels as they
+ * are (scheduler/gemm.c packs any strides along n and k): the operand of
+ * a float sum over one axis k that moves along k and the sum's innermost
+ * output axis n only, of a weight of `min_bytes` bytes or more.
+ * Copying such a weight to its transpose first would hold a second copy of
+ * every projection of a large model (4.4 GB for the 1.1B LLaMA). Smaller
+ * ones are still copied: if the kernel does not take the blocked form (an
+ * operand it cannot block, such as a gather), it then reads them with unit
+ * stride. */
+char *ir_packed_operands(const ir_graph *g, uint64_t min_bytes) {
+  char *mark = calloc((size_t)g->nnodes + 1, 1);
+  IR_ASSERT(mark);
+  for (int r = 0; r < g->nnodes; r++) {
+    const ir_node *s = &g->nodes[r];
+    if (s->op != IR_ADD || !s->reduce || !ir_dtype_is_float(s->dtype)) continue;
+    const ir_node *mul = &g->nodes[s->src[0]];
+    int k = reduced_axis(g, s), n = -1;
+    for (int a = s->shape.rank - 1; a >= 0 && n < 0; a--)
+      if (s->shape.d[a] != 1) n = a;
+    if (k < 0 || n < 0 || mul->op != IR_MUL) continue;
+    for (int which = 0; which < 2; which++) {
+      ir_ref yr = mul->src[which];
+      const ir_node *y = &g->nodes[yr], *x = y->op == IR_VIEW ? &g->nodes[y->src[0]] : NULL;
+      if (!x || x->op != IR_ALLOCATE || x->origin != IR_ORIGIN_WEIGHT || y->view.masked || y->view.gather ||
+          ir_dim_is_sym(y->shape.d[k]) || ir_dim_is_sym(y->shape.d[n]) ||
+          (uint64_t)ir_shape_numel(&x->shape) * ir_dtype_size(x->dtype) < min_bytes)
+        continue;
+      bool only_nk = depends_on(y, n) && depends_on(y, k);
+      for (int a = 0; a < y->shape.rank && only_nk; a++) only_nk = a == n || a == k || !depends_on(y, a);
+      mark[yr] |= only_nk;
+    }
+  }
+  return mark;
 }
 
 int ir_rewrite_matmul_operands(ir_graph *g) {

@@ -73,6 +73,17 @@ ir_ref ir_const_take(ir_graph *g, const char *name, ir_dtype t, ir_shape s, void
   return ir_add_node(g, &n);
 }
 
+ir_ref ir_const_mapped(ir_graph *g, const char *name, ir_dtype t, ir_shape s, const void *data, void *base,
+                       size_t len) {
+  ir_own_mapping(g, data, base, len);
+  if (g->failed || !static_ok(g, &s)) return IR_NONE;
+  ir_node n = node_init(IR_ALLOCATE, t, s);
+  n.origin = IR_ORIGIN_WEIGHT;
+  n.name = ir_strdup(g, name);
+  n.data = data;
+  return ir_add_node(g, &n);
+}
+
 ir_ref ir_load(ir_graph *g, ir_dtype t, ir_shape s, double value) {
   if (g->failed || !shape_ok(g, &s)) return IR_NONE;
   ir_node n = node_init(IR_LOAD, t, s);

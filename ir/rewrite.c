@@ -270,9 +270,9 @@ static bool reads_in_order(const ir_view *v) {
   return true;
 }
 
-static bool repack_one(ir_graph *g, ir_ref r) {
+static bool repack_one(ir_graph *g, ir_ref r, const char *keep) {
   const ir_node *n = &g->nodes[r];
-  if (n->op != IR_VIEW || n->view.gather || n->view.masked) return false;
+  if (n->op != IR_VIEW || n->view.gather || n->view.masked || (keep && keep[r])) return false;
   /* what is repacked is the view without its broadcast axes: when that has
    * a symbolic size, it cannot be evaluated now and stays a view */
   for (int k = 0; k < n->shape.rank; k++)
@@ -310,14 +310,15 @@ static bool repack_one(ir_graph *g, ir_ref r) {
 /* One weight at a time, compacting after each: the weight it replaces is
  * released at once when nothing else reads it, so a large model is never
  * held twice. */
-int ir_rewrite_weight_layout(ir_graph *g) {
+int ir_rewrite_weight_layout(ir_graph *g, uint64_t in_place_bytes) {
   int count = 0;
   for (bool again = !g->failed; again;) {
     again = false;
-    char *live = ir_live_nodes(g);
+    char *live = ir_live_nodes(g), *keep = in_place_bytes < UINT64_MAX ? ir_packed_operands(g, in_place_bytes) : NULL;
     for (int r = 0; r < g->nnodes && !again; r++)
-      if (live[r] && repack_one(g, r)) again = true, count++;
+      if (live[r] && repack_one(g, r, keep)) again = true, count++;
     free(live);
+    free(keep);
     if (again) ir_compact(g);
   }
   return count;

@@ -103,6 +103,17 @@ static int emit_files(rt_model *m, bool embed, char *err, size_t n) {
   return rt_outset_commit(&set, err, n);
 }
 
+/* Matmul weights of 16 MiB or more are packed into panels from where they
+ * lie, not copied to their transpose first (ir_rewrite_weight_layout):
+ * a large model is then never held twice. ONNX2C_PACK_IN_PLACE=BYTES sets
+ * the bound (the tests use 0, so small models take that path too). */
+static uint64_t pack_in_place_bytes(void) {
+  const char *env = getenv("ONNX2C_PACK_IN_PLACE");
+  char *end;
+  unsigned long long v = env && *env ? strtoull(env, &end, 10) : 0;
+  return env && *env && !*end ? (uint64_t)v : (uint64_t)16 << 20;
+}
+
 int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_model **out, char *err,
                size_t n) {
   *out = NULL;
@@ -140,7 +151,7 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
   if (!rc) progress(o, "[2/4] rewriting %d primitives...", m->nodes);
   if (!rc && !o->no_rewrite) {
     m->rewrites = ir_rewrite_gather(m->g);
-    ir_rewrite_weight_layout(m->g);
+    ir_rewrite_weight_layout(m->g, o->sched.no_tile ? UINT64_MAX : pack_in_place_bytes());
     if (!o->sched.no_tile) ir_rewrite_matmul_operands(m->g);
     if (ir_verify(m->g)) rc = -1, snprintf(err, n, "%s: after rewrites: %s", onnx, ir_error(m->g));
     stage_done(o, "rewrite", &t);

@@ -139,34 +139,33 @@ static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t
   gm->prefetch = gm->m >= 0 && t->vector_bits <= 256;
 }
 
-/* Copies the weight read `r` into panels [ceil(N/nr)][K][nr] (columns past
- * N are zero) and returns the new buffer. */
+/* A buffer for the weight read `r` as panels [ceil(N/nr)][K][nr] (columns
+ * past N are zero), made when written (sched_gemm_panel). */
 static int pack_weight(sched_program *p, const sched_kernel *k, const gemm_read *r) {
   const sched_gemm *gm = &k->gemm;
   int64_t N = k->space.d[gm->n], K = k->space.d[gm->k], nr = gm->nr, npan = (N + nr - 1) / nr;
-  int64_t cn = r->coef[gm->n], ck = r->coef[gm->k];
-  const sched_buf *src = &p->bufs[r->buf];
-  const float *w = src->packed ? src->packed : ir_node_get(p->g, src->node)->data;
-  float *out = calloc((size_t)(npan * K * nr), sizeof *out);
-  SCHED_ASSERT(out);
-  /* walk the source in its own order: whichever of n and k has the smaller stride innermost */
-  bool k_inner = (ck < 0 ? -ck : ck) < (cn < 0 ? -cn : cn);
-  for (int64_t pn = 0; pn < npan; pn++) {
-    int64_t width = min64(nr, N - pn * nr);
-    float *panel = out + pn * K * nr;
-    if (k_inner)
-      for (int64_t j = 0; j < width; j++)
-        for (int64_t kk = 0; kk < K; kk++)
-          panel[kk * nr + j] = w[r->offset + cn * (pn * nr + j) + ck * kk];
-    else
-      for (int64_t kk = 0; kk < K; kk++)
-        for (int64_t j = 0; j < width; j++)
-          panel[kk * nr + j] = w[r->offset + cn * (pn * nr + j) + ck * kk];
-  }
-  int b = sched_add_buf(p, SCHED_BUF_WEIGHT, src->node, -1);
-  p->bufs[b].packed = out;
+  sched_pack *pk = malloc(sizeof *pk);
+  SCHED_ASSERT(pk);
+  *pk = (sched_pack){N, K, nr, r->offset, r->coef[gm->n], r->coef[gm->k]};
+  int b = sched_add_buf(p, SCHED_BUF_WEIGHT, p->bufs[r->buf].node, -1);
+  p->bufs[b].pack = pk;
   p->bufs[b].numel = npan * K * nr;
   return b;
+}
+
+void sched_gemm_panel(const sched_program *p, const sched_buf *b, int64_t pn, float *panel) {
+  const sched_pack *pk = b->pack;
+  const float *w = ir_node_get(p->g, b->node)->data;
+  int64_t K = pk->K, nr = pk->nr, width = min64(nr, pk->N - pn * nr), cn = pk->cn, ck = pk->ck;
+  const float *src = w + pk->offset + cn * pn * nr;
+  memset(panel, 0, (size_t)(K * nr) * sizeof *panel);
+  /* walk the source in its own order: whichever of n and k has the smaller stride innermost */
+  if ((ck < 0 ? -ck : ck) < (cn < 0 ? -cn : cn))
+    for (int64_t j = 0; j < width; j++)
+      for (int64_t kk = 0; kk < K; kk++) panel[kk * nr + j] = src[cn * j + ck * kk];
+  else
+    for (int64_t kk = 0; kk < K; kk++)
+      for (int64_t j = 0; j < width; j++) panel[kk * nr + j] = src[cn * j + ck * kk];
 }
 
 int sched_gemm_packed_buf(const sched_kernel *k, ir_ref r) {

@@ -101,8 +101,46 @@ static void kernel_args(sched_program *p) {
     p->bufs[b].unused = p->bufs[b].kind == SCHED_BUF_WEIGHT && p->bufs[b].first < 0;
 }
 
-const void *sched_buf_data(const sched_program *p, int b) {
-  return p->bufs[b].packed ? p->bufs[b].packed : ir_node_get(p->g, p->bufs[b].node)->data;
+int64_t sched_buf_nchunks(const sched_program *p, int b) {
+  const sched_buf *x = &p->bufs[b];
+  if (x->pack) return x->pack->K ? (x->pack->N + x->pack->nr - 1) / x->pack->nr : 0;
+  return x->numel > 0;
+}
+
+size_t sched_buf_scratch_bytes(const sched_program *p, int b) {
+  const sched_pack *pk = p->bufs[b].pack;
+  return pk ? (size_t)(pk->K * pk->nr) * sizeof(float) : 0;
+}
+
+const void *sched_buf_chunk(const sched_program *p, int b, int64_t i, void *scratch, size_t *bytes) {
+  const sched_buf *x = &p->bufs[b];
+  if (x->pack) {
+    sched_gemm_panel(p, x, i, scratch);
+    *bytes = sched_buf_scratch_bytes(p, b);
+    return scratch;
+  }
+  *bytes = (size_t)x->numel * ir_dtype_size(x->dtype);
+  return x->packed ? x->packed : ir_node_get(p->g, x->node)->data;
+}
+
+void sched_buf_done(const sched_program *p, int b) {
+  if (!p->bufs[b].packed) ir_const_drop_pages(p->g, ir_node_get(p->g, p->bufs[b].node)->data);
+}
+
+/* Streams the stored bytes of weight buffer `b` (chunk by chunk) into `f`
+ * with `ctx`. */
+static void stream_buf(const sched_program *p, int b, void (*f)(void *ctx, const void *data, size_t n), void *ctx) {
+  size_t sb = sched_buf_scratch_bytes(p, b);
+  void *scratch = sb ? malloc(sb) : NULL;
+  SCHED_ASSERT(scratch || !sb);
+  int64_t nc = sched_buf_nchunks(p, b);
+  for (int64_t i = 0; i < nc; i++) {
+    size_t n;
+    const void *d = sched_buf_chunk(p, b, i, scratch, &n);
+    f(ctx, d, n);
+  }
+  free(scratch);
+  sched_buf_done(p, b);
 }
 
 static int64_t align64(int64_t x) {
@@ -128,7 +166,7 @@ static void plan_arena(sched_program *p) {
 static void widen_bool_weights(sched_program *p) {
   for (int i = 0; i < p->nbufs; i++) {
     sched_buf *b = &p->bufs[i];
-    if (b->kind != SCHED_BUF_WEIGHT || b->dtype != IR_BOOL || b->packed) continue;
+    if (b->kind != SCHED_BUF_WEIGHT || b->dtype != IR_BOOL || b->packed || b->pack) continue;
     const uint8_t *src = ir_node_get(p->g, b->node)->data;
     uint32_t *w = malloc((size_t)(b->numel ? b->numel : 1) * sizeof *w);
     SCHED_ASSERT(w);
@@ -138,14 +176,47 @@ static void widen_bool_weights(sched_program *p) {
   }
 }
 
-/* FNV-1a over 8-byte words (weights are hundreds of megabytes). */
-static uint64_t hash_bytes(const void *data, size_t n) {
+/* FNV-1a over 8-byte words (weights are hundreds of megabytes), fed in
+ * chunks (a chunk's tail that is not a whole word is hashed bytewise). */
+static void hash_chunk(void *ctx, const void *data, size_t n) {
+  uint64_t *h = ctx, w;
   const unsigned char *b = data;
-  uint64_t h = 1469598103934665603ull, w;
   size_t i = 0;
-  for (; i + 8 <= n; i += 8) memcpy(&w, b + i, 8), h = (h ^ w) * 1099511628211ull;
-  for (; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
-  return h;
+  for (; i + 8 <= n; i += 8) memcpy(&w, b + i, 8), *h = (*h ^ w) * 1099511628211ull;
+  for (; i < n; i++) *h = (*h ^ b[i]) * 1099511628211ull;
+}
+
+/* Do weight buffers a and b store the same bytes? (Both streamed: their
+ * chunks need not line up.) */
+static bool same_bytes(const sched_program *p, int a, int b) {
+  int x[2] = {a, b};
+  void *scratch[2];
+  const unsigned char *d[2] = {NULL, NULL};
+  size_t left[2] = {0, 0};
+  int64_t next[2] = {0, 0}, nc[2];
+  for (int s = 0; s < 2; s++) {
+    size_t sb = sched_buf_scratch_bytes(p, x[s]);
+    scratch[s] = sb ? malloc(sb) : NULL;
+    SCHED_ASSERT(scratch[s] || !sb);
+    nc[s] = sched_buf_nchunks(p, x[s]);
+  }
+  bool same = true;
+  for (;;) {
+    for (int s = 0; s < 2; s++)
+      while (!left[s] && next[s] < nc[s]) d[s] = sched_buf_chunk(p, x[s], next[s]++, scratch[s], &left[s]);
+    if (!left[0] || !left[1]) {
+      same = !left[0] && !left[1];
+      break;
+    }
+    size_t m = left[0] < left[1] ? left[0] : left[1];
+    if (memcmp(d[0], d[1], m)) {
+      same = false;
+      break;
+    }
+    for (int s = 0; s < 2; s++) d[s] += m, left[s] -= m;
+  }
+  free(scratch[0]), free(scratch[1]);
+  return same;
 }
 
 /* Weights at 64-aligned offsets of one blob; byte-identical weights share
@@ -159,14 +230,13 @@ static void place_weights(sched_program *p) {
     sched_buf *b = &p->bufs[i];
     if (b->kind != SCHED_BUF_WEIGHT || b->unused) continue;
     size_t bytes = (size_t)b->numel * ir_dtype_size(b->dtype);
-    const void *data = sched_buf_data(p, i);
-    hash[i] = hash_bytes(data, bytes);
+    hash[i] = 1469598103934665603ull;
+    stream_buf(p, i, hash_chunk, &hash[i]);
     b->shared = false;
     for (int j = 0; j < i && !b->shared; j++) {
       const sched_buf *o = &p->bufs[j];
       if (o->kind == SCHED_BUF_WEIGHT && !o->shared && !o->unused && hash[j] == hash[i] &&
-          (size_t)o->numel * ir_dtype_size(o->dtype) == bytes &&
-          !memcmp(sched_buf_data(p, j), data, bytes)) {
+          (size_t)o->numel * ir_dtype_size(o->dtype) == bytes && same_bytes(p, i, j)) {
         b->offset = o->offset;
         b->shared = true;
       }
@@ -230,7 +300,7 @@ void sched_free(sched_program *p) {
     free(p->kernels[i].args);
   }
   free(p->kernels);
-  for (int i = 0; i < p->nbufs; i++) free(p->bufs[i].packed), free(p->bufs[i].below);
+  for (int i = 0; i < p->nbufs; i++) free(p->bufs[i].packed), free(p->bufs[i].pack), free(p->bufs[i].below);
   free(p->plan);
   free(p->ext);
   free(p->bufs);

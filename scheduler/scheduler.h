@@ -16,6 +16,13 @@
 
 typedef enum { SCHED_BUF_INPUT, SCHED_BUF_OUTPUT, SCHED_BUF_WEIGHT, SCHED_BUF_TEMP } sched_buf_kind;
 
+/* A weight read in panels [ceil(N/nr)][K][nr] (gemm.c): element (n, k)
+ * of the panelled view is source[offset + cn*n + ck*k]. The panels are
+ * made when the weights are written, one at a time, not held. */
+typedef struct {
+  int64_t N, K, nr, offset, cn, ck;
+} sched_pack;
+
 typedef struct {
   sched_buf_kind kind;
   ir_ref node;     /* the node whose value this buffer holds */
@@ -26,8 +33,9 @@ typedef struct {
   int first, last; /* kernels that write first / read last (lifetime) */
   bool shared;     /* WEIGHT: same bytes as an earlier weight, stored there */
   bool unused;     /* WEIGHT: no kernel reads it (replaced by a packed copy) */
-  void *packed;    /* WEIGHT: data owned by the program, stored instead of the node's: a
-                    * panel-packed copy (gemm.c) or bools widened to 32 bits (sched.c) */
+  void *packed;    /* WEIGHT: data owned by the program, stored instead of the node's:
+                    * bools widened to 32 bits (sched.c) */
+  sched_pack *pack; /* WEIGHT: stored as panels of its node's data (gemm.c), or NULL */
   /* TEMP, in a program with symbolic sizes: the offset is computed at run
    * time, as the highest end (rounded up to 64) of the `below` buffers —
    * those whose lifetimes overlap and which are placed lower at the
@@ -159,8 +167,16 @@ void sched_free(sched_program *p);
 sched_stmt_kind sched_stmt_of(const char *name, int *stage);
 /* The stage index of `r` in `k`, or -1. */
 int sched_stage_of(const sched_kernel *k, ir_ref r);
-/* The bytes of weight buffer `b` (its packed copy, or its node's data). */
-const void *sched_buf_data(const sched_program *p, int b);
+/* The stored bytes of weight buffer `b`, in sched_buf_nchunks chunks: a
+ * panelled weight one panel per chunk, made into `scratch` (at least
+ * sched_buf_scratch_bytes); any other one chunk, its data. `*bytes` is
+ * the chunk's length. Streaming a 4.4 GB model holds one panel. */
+int64_t sched_buf_nchunks(const sched_program *p, int b);
+size_t sched_buf_scratch_bytes(const sched_program *p, int b);
+const void *sched_buf_chunk(const sched_program *p, int b, int64_t i, void *scratch, size_t *bytes);
+/* Done streaming buffer `b`: the pages of a mapped source go back
+ * (ir_const_drop_pages). */
+void sched_buf_done(const sched_program *p, int b);
 /* The packed buffer kernel `k` reads view `r` from, or -1. */
 int sched_gemm_packed_buf(const sched_kernel *k, ir_ref r);
 /* The hoisted-index number of gather view `r` in `k`, or -1. */

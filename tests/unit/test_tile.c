@@ -93,7 +93,7 @@ static void test_linear_blocked(void **state) {
   assert_true(k->ndeps > 0);
   /* W is stored once, as two zero-padded panels of 24 x 32; the original is dropped */
   const sched_buf *pb = &m->p->bufs[k->gemm.packed_buf[0]];
-  assert_non_null(pb->packed);
+  assert_non_null(pb->pack);
   assert_int_equal(pb->numel, 2 * K * 32);
   int64_t stored = 0;
   for (int b = 0; b < m->p->nbufs; b++)
