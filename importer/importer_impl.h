@@ -91,6 +91,10 @@ bool imp_any_in_len(imp_node *n);
  * keep the axis whole pass the length on to their outputs; any other op is
  * refused with a message naming the input (op_select.c). */
 int imp_dyn_pass(imp_node *n, imp_lower_fn lower);
+/* A lowering of its own for an op whose input of run-time length it must
+ * read (Gather along that axis: indices checked against the length), or
+ * NULL. */
+imp_lower_fn imp_dyn_lowering(imp_node *n);
 
 /* Attributes with defaults. imp_attr_ints/floats return the count (at most
  * `max` copied) or -1 when the attribute is absent. */

@@ -910,10 +910,13 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
     for (int j = 0; j < i; j++) twice |= !strcmp(np->output[j], np->output[i]);
     if (twice) imp_fail(&node, "output '%s' is already defined (value names must be unique)", np->output[i]);
   }
+  /* a value-dependent length reaching an op that does not read it itself:
+   * another lowering, or the length passed on (or refused) after it */
+  bool pass = fn && !c->node_failed && !(e->flags & IMP_DYN) && imp_any_in_len(&node);
+  imp_lower_fn own = pass ? imp_dyn_lowering(&node) : NULL;
+  if (own) fn = own, pass = false;
   if (fn && !c->node_failed) fn(&node);
-  /* a value-dependent length reaching an op that does not read it itself */
-  if (fn && !c->node_failed && !ir_failed(c->g) && !(e->flags & IMP_DYN) && imp_any_in_len(&node))
-    imp_dyn_pass(&node, e->lower);
+  if (pass && !c->node_failed && !ir_failed(c->g)) imp_dyn_pass(&node, e->lower);
   ir_dtype half = fn && !c->node_failed ? node_half(&node) : IR_F32;
   for (int i = 0; !c->node_failed && !ir_failed(c->g) && i < imp_nout(&node); i++) {
     if (!imp_has_out(&node, i)) continue;

@@ -321,6 +321,53 @@ static int lower_nms(imp_node *n) {
   return imp_set_out_len(n, 0, imp_concat(n, col, 3, 1), 0, count_of(g, ir_view_reshape(g, fin, SH(F))));
 }
 
+/* ------------------------------------------- Gather along a run-time length */
+
+/* Gather from data whose gathered axis has a run-time length L (boxes
+ * picked by NonZero, then indexed by NonMaxSuppression's selection): a
+ * negative index wraps by L and an index outside [0, L) is the index
+ * error, as onnxruntime would see the data. Padding entries of indices
+ * that have a run-time length themselves are not checked. */
+static int lower_gather_len(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref data = imp_req(n, 0), idx = imp_req(n, 1);
+  if (data == IR_NONE || idx == IR_NONE) return -1;
+  ir_shape ds = *imp_shape(n, data), is = *imp_shape(n, idx);
+  int a = imp_axis(n, imp_attr_i(n, "axis", 0), ds.rank), b = -1;
+  if (a < 0) return -1;
+  if (ds.rank + is.rank - 1 > IR_MAX_RANK) return imp_fail(n, "rank too high");
+  ir_ref L = imp_in_len(n, 0, NULL), li = imp_in_len(n, 1, &b);
+  ir_dtype it = imp_dtype(n, idx);
+  if (it != IR_I64 && it != IR_I32) return imp_fail(n, "indices must be int32 or int64");
+  int64_t P = 1, D = 1, Q = 1, M = ir_shape_numel(&is);
+  ir_ref x3 = as3(g, data, a, &P, &D, &Q);
+  if (check_pairs(n, M, ir_dim_mul(ir_dim_mul(P, Q), D))) return -1;
+  ir_ref e = ir_view_reshape(g, it == IR_I64 ? idx : ir_cast(g, idx, IR_I64), SH(M));
+  ir_ref zero = i64(g, 0);
+  e = ir_where(g, ir_binary(g, IR_LT, e, zero), ir_binary(g, IR_ADD, e, L), e);
+  ir_ref bad = ir_binary(g, IR_OR, ir_binary(g, IR_LT, e, zero), ir_ge(g, e, L));
+  if (li != IR_NONE) { /* padding: no index to check */
+    ir_ref pos = ir_view_reshape(g, ir_iota(g, is, b), SH(M));
+    ir_ref pad = ir_ge(g, pos, li);
+    e = ir_where(g, pad, zero, e);
+    bad = ir_binary(g, IR_AND, bad, ir_unary(g, IR_NOT, pad));
+  }
+  e = ir_check_index(g, ir_where(g, bad, i64(g, D), e), D);
+  ir_shape os = {.rank = ds.rank + is.rank - 1};
+  for (int k = 0; k < os.rank; k++) os.d[k] = k < a ? ds.d[k] : k < a + is.rank ? is.d[k - a] : ds.d[k - is.rank + 1];
+  ir_ref y = ir_view_reshape(g, pick_rows(g, x3, e, P, D, Q, M), os);
+  return imp_set_out_len(n, 0, y, a + b, li); /* static unless the indices have a run-time length */
+}
+
+imp_lower_fn imp_dyn_lowering(imp_node *n) {
+  int a;
+  if (!strcmp(n->proto->op_type, "Gather") && imp_in_len(n, 0, &a) != IR_NONE && imp_in(n, 0) != IR_NONE) {
+    int ga = (int)imp_attr_i(n, "axis", 0), r = imp_shape(n, imp_in(n, 0))->rank;
+    if ((ga < 0 ? ga + r : ga) == a) return lower_gather_len;
+  }
+  return NULL;
+}
+
 /* ------------------------------------------------------ lengths passed on */
 
 static bool in_table(const imp_op_entry *t, imp_lower_fn f) {
