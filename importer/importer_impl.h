@@ -61,6 +61,7 @@ extern const imp_op_entry imp_ops_control[];
 extern const imp_op_entry imp_ops_linalg[];
 extern const imp_op_entry imp_ops_nbits[];
 extern const imp_op_entry imp_ops_sample[];
+extern const imp_op_entry imp_ops_text[];
 extern const imp_op_entry imp_ops_select[];
 
 /* Errors: record a message about the node; returns -1. */
@@ -104,6 +105,8 @@ double imp_attr_f(imp_node *n, const char *name, double def);
 const char *imp_attr_s(imp_node *n, const char *name, const char *def);
 int imp_attr_ints(imp_node *n, const char *name, int64_t *out, int max);
 int imp_attr_floats(imp_node *n, const char *name, double *out, int max);
+/* The number of values of an INTS or FLOATS attribute, -1 when absent. */
+int imp_attr_len(imp_node *n, const char *name);
 /* A TENSOR attribute as a constant node (IR_NONE + error if absent/bad). */
 ir_ref imp_attr_tensor(imp_node *n, const char *name);
 /* A GRAPH attribute (NULL + error if absent). */

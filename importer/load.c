@@ -2,6 +2,8 @@
  * order, dispatch to the op families, folding of constant values. */
 #include "importer_impl.h"
 
+#include <limits.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +61,7 @@ static const imp_op_entry *const families[] = {
     imp_ops_quant,       imp_ops_convint, imp_ops_recurrent, imp_ops_spectral, imp_ops_unary,
     imp_ops_resize,      imp_ops_scatter, imp_ops_einsum,    imp_ops_control,  imp_ops_linalg,
     imp_ops_nbits,
-    imp_ops_sample,
+    imp_ops_sample, imp_ops_text,
     imp_ops_select,
 };
 
@@ -309,6 +311,12 @@ int imp_attr_floats(imp_node *n, const char *name, double *out, int max) {
   if (a->n_floats > (size_t)max) return imp_fail(n, "attribute '%s' has too many values (%zu)", name, a->n_floats);
   for (size_t i = 0; i < a->n_floats; i++) out[i] = a->floats[i];
   return (int)a->n_floats;
+}
+
+int imp_attr_len(imp_node *n, const char *name) {
+  const Onnx__AttributeProto *a = attr(n, name);
+  size_t k = !a ? 0 : a->n_ints ? a->n_ints : a->n_floats;
+  return !a ? -1 : k > INT_MAX ? INT_MAX : (int)k;
 }
 
 ir_ref imp_attr_tensor(imp_node *n, const char *name) {
