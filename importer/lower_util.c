@@ -44,7 +44,7 @@ ir_ref imp_pad_crop(ir_graph *g, ir_ref x, int axis, int64_t b, int64_t e) {
   if (b >= 0 && e >= 0) return x;
   ir_shape s = imp_gshape(g, x);
   int64_t cb = b < 0 ? -b : 0, ce = e < 0 ? -e : 0;
-  return imp_take(g, x, axis, cb, s.d[axis] - cb - ce);
+  return imp_take(g, x, axis, cb, ir_dim_sub(ir_dim_sub(s.d[axis], cb), ce)); /* may be symbolic */
 }
 
 /* A 1-D per-axis parameter reshaped to broadcast along `axis` of a rank-r

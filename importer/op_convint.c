@@ -50,6 +50,8 @@ static int conv_geom(imp_node *n, cgeom *c, int nsp, const int64_t *L, const int
       if (c->pb[i] < 0 || c->pe[i] < 0) return imp_fail(n, "negative pads are not supported");
     } else if (!strcmp(ap, "VALID")) {
       c->pb[i] = c->pe[i] = 0;
+    } else if (ir_dim_is_sym(L[i])) {
+      return imp_fail_sym(n, L[i], "auto_pad SAME over a symbolic axis");
     } else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
       int64_t out = L[i] / c->s[i] + (L[i] % c->s[i] != 0), total;
       if (ir_mul_ov(out > 0 ? out - 1 : 0, c->s[i], &total) || ir_add_ov(total, span, &total))
@@ -84,6 +86,14 @@ static ir_ref conv_core(imp_node *n, ir_ref x, ir_ref w, const cgeom *c) {
   for (int i = 0; i < nsp; i++) {
     xr.d[4 + i] = xs.d[2 + i], wr.d[4 + i] = c->k[i];
     int64_t room, span = (c->k[i] - 1) * c->d[i] + 1; /* checked by conv_geom */
+    if (ir_dim_is_sym(xs.d[2 + i])) { /* a floor symbol where the stride does not divide */
+      room = ir_dim_sub(ir_dim_add(xs.d[2 + i], c->pb[i] + c->pe[i]), span); /* pads are bounded by the callers */
+      if ((ir_dim_cmp(g, room, 0) & IR_CMP_LT) && ir_assume_nonneg(g, room, "the window fits the padded input"))
+        return IR_NONE;
+      out[i] = ir_dim_floordiv(g, ir_dim_add(room, c->s[i]), c->s[i]);
+      if (out[i] == IR_DIM_INVALID) return imp_fail_sym(n, xs.d[2 + i], "a window over a symbolic axis"), IR_NONE;
+      continue;
+    }
     if (ir_add_ov(xs.d[2 + i], c->pb[i], &room) || ir_add_ov(room, c->pe[i], &room))
       return imp_fail(n, "pads overflow"), IR_NONE;
     room -= span;
@@ -177,15 +187,15 @@ static int lower_qlinearconv(imp_node *n) {
 static ir_ref dilate_axis(ir_graph *g, ir_ref x, int axis, int64_t s) {
   if (x == IR_NONE || s == 1) return x;
   ir_shape xs = imp_gshape(g, x);
-  int64_t L = xs.d[axis];
+  int64_t L = xs.d[axis]; /* may be symbolic */
   ir_ref u = ir_view_unsqueeze(g, x, axis + 1);
   int64_t b[IR_MAX_RANK] = {0}, e[IR_MAX_RANK] = {0};
   e[axis + 1] = s - 1;
   u = ir_view_pad(g, u, b, e, 0.0);
   ir_shape m = xs;
-  m.d[axis] = L * s;
+  m.d[axis] = ir_dim_mul(L, s);
   u = ir_view_reshape(g, u, m);
-  return imp_take(g, u, axis, 0, (L - 1) * s + 1);
+  return imp_take(g, u, axis, 0, ir_dim_add(ir_dim_mul(ir_dim_sub(L, 1), s), 1));
 }
 
 /* ConvTranspose = Conv (stride 1) of the stride-dilated input, padded by
@@ -217,6 +227,7 @@ static int lower_convtranspose(imp_node *n) {
   }
   for (int i = 0; i < nsp; i++) {
     if (!has_os && !same) continue;
+    if (ir_dim_is_sym(L[i])) return imp_fail_sym(n, L[i], "output_shape or auto_pad SAME over a symbolic axis");
     int64_t target, total, span = (k[i] - 1) * c.d[i] + 1; /* checked by conv_geom */
     if ((has_os ? (target = os[i], false) : ir_mul_ov(L[i], c.s[i], &target)) ||
         ir_mul_ov(c.s[i], L[i] - 1, &total) || ir_add_ov(total, op[i], &total) || ir_add_ov(total, span, &total) ||
@@ -245,7 +256,7 @@ static int lower_convtranspose(imp_node *n) {
     /* bounds that keep the paddings below from overflowing; past them
      * the output would be empty anyway */
     int64_t lim, span = (k[i] - 1) * c.d[i] + 1;
-    if (op[i] < 0 || ir_mul_ov(L[i], c.s[i], &lim) || ir_add_ov(lim, span, &lim) || op[i] > lim ||
+    if (op[i] < 0 || ir_mul_ov(ir_dim_is_sym(L[i]) ? IR_DIM_SYM_MAX : L[i], c.s[i], &lim) || ir_add_ov(lim, span, &lim) || op[i] > lim ||
         c.pb[i] < -lim || c.pe[i] < -lim || c.pb[i] > lim || c.pe[i] > lim)
       return imp_fail(n, "output_padding, pads or strides out of range on axis %d", i + 2);
     xd = dilate_axis(g, xd, 2 + i, c.s[i]);
@@ -327,7 +338,7 @@ static int lower_maxunpool(imp_node *n) {
 const imp_op_entry imp_ops_convint[] = {
     {"ConvInteger", lower_convinteger, 0},
     {"QLinearConv", lower_qlinearconv, 0},
-    {"ConvTranspose", lower_convtranspose, 0},
+    {"ConvTranspose", lower_convtranspose, IMP_SYM},
     {"MaxUnpool", lower_maxunpool, 0},
     {NULL, NULL, 0},
 };

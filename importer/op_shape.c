@@ -66,7 +66,8 @@ ir_ref imp_concat(imp_node *n, const ir_ref *parts, int cnt, int axis) {
     ir_shape s = shape_of(n, parts[i]);
     if (s.rank != out.rank) return imp_fail(n, "concatenated inputs have different ranks"), IR_NONE;
     for (int k = 0; k < s.rank; k++)
-      if (k != axis && s.d[k] != out.d[k])
+      if (k != axis && s.d[k] != out.d[k] &&
+          ((!ir_dim_is_sym(s.d[k]) && !ir_dim_is_sym(out.d[k])) || ir_dim_unify(g, out.d[k], s.d[k])))
         return imp_fail(n, "concatenated inputs differ on axis %d", k), IR_NONE;
     if (imp_dtype(n, parts[i]) != imp_dtype(n, parts[0]))
       return imp_fail(n, "concatenated inputs have different dtypes"), IR_NONE;

@@ -701,6 +701,7 @@ static int64_t bound_floors(int64_t d, bool upper) {
 
 unsigned ir_dim_cmp(const ir_graph *g, int64_t a, int64_t b) {
   if (a == b && ir_dim_valid(a)) return IR_CMP_EQ;
+  if (g->nsame && ir_dim_same(g, a, b)) return IR_CMP_EQ;
   int64_t lo, hi;
   if (!ir_dim_is_sym(a) && !ir_dim_is_sym(b))
     return a < b ? IR_CMP_LT : a > b ? IR_CMP_GT : IR_CMP_EQ;
@@ -792,6 +793,32 @@ int ir_assume_nonneg(ir_graph *g, int64_t p, const char *why) {
     if (g->sym_lo[k] > g->sym_hi[k])
       return ir_fail(g, "no value of symbol '%s' satisfies %s >= 0 and the other assumptions",
                      ir_dim_sym_name(k), s);
+  return 0;
+}
+
+bool ir_dim_same(const ir_graph *g, int64_t a, int64_t b) {
+  if (a == b) return true;
+  for (int i = 0; i < g->nsame; i++)
+    if ((g->same[i][0] == a && g->same[i][1] == b) || (g->same[i][0] == b && g->same[i][1] == a)) return true;
+  return false;
+}
+
+int ir_dim_unify(ir_graph *g, int64_t a, int64_t b) {
+  if (g->failed) return -1;
+  if (ir_dim_same(g, a, b)) return 0;
+  uint32_t sa = ir_dim_syms(a), sb = ir_dim_syms(b);
+  char x[128], y[128];
+  ir_dim_str(a, x, sizeof x);
+  ir_dim_str(b, y, sizeof y);
+  if ((sa == ir_dim_base_syms(sa) && sb == ir_dim_base_syms(sb)) || !(ir_dim_cmp(g, a, b) & IR_CMP_EQ))
+    return ir_fail(g, "dimensions %s and %s differ", x, y);
+  char why[300];
+  snprintf(why, sizeof why, "%s = %s (%s)", x, y, g->label ? g->label : "?");
+  if (ir_assume_nonneg(g, ir_dim_sub(a, b), why) || ir_assume_nonneg(g, ir_dim_sub(b, a), why)) return -1;
+  g->same = realloc(g->same, (size_t)(g->nsame + 1) * sizeof *g->same);
+  IR_ASSERT(g->same);
+  g->same[g->nsame][0] = a, g->same[g->nsame][1] = b;
+  g->nsame++;
   return 0;
 }
 

@@ -28,6 +28,7 @@ void ir_graph_free(ir_graph *g) {
   free(g->len_of);
   free(g->inputs);
   free(g->assume);
+  free(g->same);
   free(g);
   ir_dim_release();
 }

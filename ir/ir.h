@@ -279,6 +279,15 @@ int64_t ir_dim_ref(const ir_graph *g, int64_t d);
  * time. A bound on one symbol tightens later decisions. Fails (sticky
  * error) when p is provably negative; no-op when provably >= 0. */
 int ir_assume_nonneg(ir_graph *g, int64_t p, const char *why);
+/* Two dimensions that must be equal where ONNX says so (broadcast operands,
+ * the other axes of a Concat) but are different expressions: the 2x
+ * upsampled 1/32 map of an FPN, 2*floor((q + 1) / 2), against the 1/16 map
+ * q. When one involves a floor symbol and they may be equal, a == b is
+ * assumed (two assumptions the entry checks) and remembered, so that
+ * ir_dim_same and ir_dim_cmp see them as equal; 0, or -1 (sticky error)
+ * when they cannot be equal or hold no floor symbol. */
+int ir_dim_unify(ir_graph *g, int64_t a, int64_t b);
+bool ir_dim_same(const ir_graph *g, int64_t a, int64_t b);
 int ir_assumption_count(const ir_graph *g);
 int64_t ir_assumption(const ir_graph *g, int i, const char **why);
 /* The graph's symbols (ids for ir_dim_sym_name), in the order the graph

@@ -50,6 +50,8 @@ struct ir_graph {
   int64_t sym_lo[IR_MAX_SYMS], sym_hi[IR_MAX_SYMS];
   ir_assumption_rec *assume;
   int nassume;
+  int64_t (*same)[2]; /* pairs of dimensions assumed equal (ir_dim_unify) */
+  int nsame;
   size_t budget, used; /* bytes allowed (0: unbounded) and taken (ir_set_budget) */
   bool failed;
   char err[1024];

@@ -158,12 +158,29 @@ ir_ref ir_cast(ir_graph *g, ir_ref a, ir_dtype t) {
   return ir_add_node(g, &n);
 }
 
+/* Broadcasting where equal sizes are different expressions (ir_dim_unify):
+ * `s` becomes the common shape, taking its own sizes. */
+static bool broadcast_unify(ir_graph *g, ir_shape *s, const ir_shape *b) {
+  if (s->rank != b->rank) return false;
+  ir_shape o = *s;
+  for (int i = 0; i < s->rank; i++) {
+    int64_t da = s->d[i], db = b->d[i];
+    if (da == db || db == 1) continue;
+    if (da == 1) o.d[i] = db;
+    else if (!ir_dim_is_sym(da) && !ir_dim_is_sym(db)) return false;
+    else if (ir_dim_unify(g, da, db)) return false;
+  }
+  *s = o;
+  return true;
+}
+
 /* Broadcast `n` references to their common shape (views where needed). */
 static bool broadcast_all(ir_graph *g, int n, ir_ref *refs, ir_shape *out) {
   ir_shape s = g->nodes[refs[0]].shape;
   for (int i = 1; i < n; i++) {
     char a[128], b[128];
-    if (!ir_shape_broadcast(&s, &g->nodes[refs[i]].shape, &s)) {
+    if (!ir_shape_broadcast(&s, &g->nodes[refs[i]].shape, &s) && !broadcast_unify(g, &s, &g->nodes[refs[i]].shape)) {
+      if (g->failed) return false;
       ir_shape_str(&g->nodes[refs[0]].shape, a, sizeof a);
       ir_shape_str(&g->nodes[refs[i]].shape, b, sizeof b);
       ir_fail(g, "shapes %s and %s do not broadcast", a, b);

@@ -83,6 +83,17 @@ static bool dim_min(ir_graph *g, int64_t a, int64_t b, int64_t *out) {
   return false;
 }
 
+/* min(a, len) for a mask bound `a` and a symbolic axis length: when it
+ * cannot be decided and `a` is a plain number (padding wider than some
+ * outputs: pad 2 over an axis of floor((W + 1) / 2)), the axis is assumed
+ * to be at least that long, and the entry checks it. */
+static bool mask_min(ir_graph *g, int64_t a, int64_t len, int64_t *out) {
+  if (dim_min(g, a, len, out)) return true;
+  if (ir_dim_is_sym(a) || !ir_dim_is_sym(len) || ir_assume_nonneg(g, ir_dim_sub(len, a), "the axis is longer than its padding"))
+    return false;
+  return *out = a, true;
+}
+
 /* a >= 0 for every value of the symbols. */
 static bool nonneg(ir_graph *g, int64_t a) {
   return !(ir_dim_cmp(g, a, 0) & IR_CMP_LT);
@@ -176,10 +187,10 @@ ir_ref ir_view_expand(ir_graph *g, ir_ref a, ir_shape s) {
     int j = i - (s.rank - v.shape.rank);
     o.hi[i] = s.d[i];
     if (j < 0) continue;
-    if (v.shape.d[j] == s.d[i]) {
+    if (ir_dim_same(g, v.shape.d[j], s.d[i])) { /* equal, or assumed equal */
       o.stride[i] = v.stride[j];
       o.lo[i] = v.lo[j];
-      o.hi[i] = v.hi[j];
+      o.hi[i] = v.hi[j] == v.shape.d[j] ? s.d[i] : v.hi[j];
     } else if (v.shape.d[j] == 1) {
       if (v.lo[j] != 0 || v.hi[j] != 1) o.hi[i] = 0; /* broadcasting a padding element */
     } else {
@@ -216,11 +227,11 @@ static bool slice_mask(ir_graph *g, const ir_view *v, int i, int64_t start, int6
     if (step > 1) { /* i >= ceil((lo - start) / step), i < ceil((hi - start) / step): floor symbols */
       int64_t l = ir_dim_floordiv(g, ir_dim_add(ir_dim_sub(v->lo[i], start), step - 1), step);
       int64_t h = ir_dim_floordiv(g, ir_dim_add(ir_dim_sub(v->hi[i], start), step - 1), step);
-      return l != IR_DIM_INVALID && h != IR_DIM_INVALID && dim_max(g, l, 0, &lo) && dim_min(g, lo, len, olo) &&
+      return l != IR_DIM_INVALID && h != IR_DIM_INVALID && dim_max(g, l, 0, &lo) && mask_min(g, lo, len, olo) &&
              dim_min(g, h, len, &hi) && dim_max(g, hi, *olo, ohi);
     }
     if (step != 1) return false;
-    return dim_max(g, ir_dim_sub(v->lo[i], start), 0, &lo) && dim_min(g, lo, len, olo) &&
+    return dim_max(g, ir_dim_sub(v->lo[i], start), 0, &lo) && mask_min(g, lo, len, olo) &&
            dim_min(g, ir_dim_sub(v->hi[i], start), len, &hi) && dim_max(g, hi, *olo, ohi);
   }
   int64_t lo = 0, hi = len;

