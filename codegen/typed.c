@@ -98,8 +98,10 @@ void cg_typed_header(FILE *h, const sched_program *p, const char *N, bool embed)
           " * the dtype, the rank, the shape written to `shape` (returns the rank), the element\n"
           " * count and the bytes; -1 (NULL) for a tensor that does not exist or\n"
           " * dimensions the model refuses. %s_input_axis_dim: the symbol (index in\n"
-          " * `dims`) that axis `a` of input `i` is, or -1. */\n",
-          N);
+          " * `dims`) that axis `a` of input `i` is, or -1. %s_output_length: the\n"
+          " * output holding the actual length of output `i` along *axis (an output\n"
+          " * whose shape depends on the values), or -1. */\n",
+          N, N);
   for (int o = 0; o < 2; o++) {
     const char *fn = o ? "output" : "input";
     fprintf(h, "const char *%s_%s_name(int i);\nint %s_%s_dtype(int i);\nint %s_%s_rank(int i);\n", N, fn, N, fn,
@@ -108,7 +110,7 @@ void cg_typed_header(FILE *h, const sched_program *p, const char *N, bool embed)
     fprintf(h, "int64_t %s_%s_numel(int i, const int64_t *dims);\n", N, fn);
     fprintf(h, "int64_t %s_%s_bytes(int i, const int64_t *dims);\n", N, fn);
   }
-  fprintf(h, "int %s_input_axis_dim(int i, int a);\n", N);
+  fprintf(h, "int %s_input_axis_dim(int i, int a);\nint %s_output_length(int i, int *axis);\n", N, N);
   if (!p->symbolic && all_static(p, true)) {
     fprintf(h, "\n/* %s_run with C arrays of the exact shapes (in<i>, out<i>: the tensors\n * above). */\nint %s_run_typed(",
             N, N);
@@ -222,7 +224,10 @@ void cg_typed_source(FILE *c, const sched_program *p, const char *N) {
           if (ir_sym(p->g, j) == ir_dim_sym_id(s->d[k])) fprintf(c, "    case %d: return %d;\n", k, j);
     fprintf(c, "    }\n    return -1;\n");
   }
-  fprintf(c, "  }\n  (void)a;\n  return -1;\n}\n");
+  fprintf(c, "  }\n  (void)a;\n  return -1;\n}\n\nint %s_output_length(int i, int *axis) {\n  switch (i) {\n", N);
+  for (int i = 0, a; i < ir_output_count(p->g); i++)
+    if (ir_output_len(p->g, i, &a) >= 0) fprintf(c, "  case %d:\n    *axis = %d;\n    return %d;\n", i, a, ir_output_len(p->g, i, &a));
+  fprintf(c, "  }\n  (void)axis;\n  return -1;\n}\n");
   if (p->symbolic || !all_static(p, true)) return;
   fprintf(c, "\nint %s_run_typed(", N);
   typed_params(c, p);

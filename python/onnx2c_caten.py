@@ -7,8 +7,9 @@
 compile() runs the onnx2c-caten compiler, builds the C into a shared object
 with the system C compiler and loads it with ctypes; calling the model
 passes numpy arrays by name (or position) and returns the outputs, in the
-model's order, as new numpy arrays. Symbolic dimensions (batch, seq...) are
-read off the inputs' shapes. Needs only the standard library and numpy.
+model's order, as new numpy arrays (an output whose shape depends on the
+values, NonZero's..., cut to its actual shape). Symbolic dimensions
+(batch, seq...) are read off the inputs' shapes. Needs only the standard library and numpy.
 
 The compiler is $ONNX2C_CATEN, else onnx2c-caten beside this file's
 installation or build tree, else the one on PATH."""
@@ -68,8 +69,18 @@ class Model:
             f(f"{kind}_rank", ctypes.c_int, [ctypes.c_int])
             f(f"{kind}_shape", ctypes.c_int, [ctypes.c_int, i64p, i64p])
         f("input_axis_dim", ctypes.c_int, [ctypes.c_int, ctypes.c_int])
+        f("output_length", ctypes.c_int, [ctypes.c_int, ctypes.POINTER(ctypes.c_int)])
         self.inputs = self._names("input")
-        self.outputs = self._names("output")
+        self._all_outputs = self._names("output")
+        # an output whose shape depends on the values is followed by a scalar
+        # output with its actual length along one axis: (length output, axis)
+        self._lengths, axis = {}, ctypes.c_int()
+        for i in range(len(self._all_outputs)):
+            k = self._c("output_length")(i, ctypes.byref(axis))
+            if k >= 0:
+                self._lengths[i] = (k, axis.value)
+        measured = {k for k, _ in self._lengths.values()}
+        self.outputs = [n for i, n in enumerate(self._all_outputs) if i not in measured]
         self.symbolic = hasattr(self._lib, name + "_run_dims")
         vp = ctypes.c_void_p
         if self.symbolic:
@@ -143,7 +154,7 @@ class Model:
             if r < 0 or tuple(shape[:r]) != x.shape:
                 raise Error(f"input '{name}' has shape {x.shape}, the model wants {tuple(shape[:max(r, 0)])}")
         outs = []
-        for i in range(len(self.outputs)):
+        for i in range(len(self._all_outputs)):
             r = self._c("output_shape")(i, dims_c, shape)
             if r < 0:
                 raise Error(f"the model refuses these dimensions: {dims}")
@@ -159,7 +170,13 @@ class Model:
               else self._run(iptr, optr, w, arena.ctypes.data))
         if st:
             raise Error(f"the model returned status {st}: {_STATUS.get(st, 'an error')}")
-        return outs
+        for i, (k, a) in self._lengths.items():  # cut to the actual length
+            n = int(outs[k])
+            if not 0 <= n <= outs[i].shape[a]:
+                raise Error(f"output '{self._all_outputs[i]}': length {n} outside 0..{outs[i].shape[a]}")
+            outs[i] = np.ascontiguousarray(outs[i][(slice(None),) * a + (slice(0, n),)])
+        measured = {k for k, _ in self._lengths.values()}
+        return [y for i, y in enumerate(outs) if i not in measured]
 
     def __del__(self):
         d = getattr(self, "_dir", None)
