@@ -62,6 +62,8 @@ static const char usage[] =
     "      --no-fuse           one primitive per kernel (debugging)\n"
     "      --no-tile           matmuls as one dot product per output: no register\n"
     "                          blocks, packed weight panels or transposed keys\n"
+    "      --no-kslice         register blocks sum over all of k at once (no slices\n"
+    "                          of k sized for L1; for comparisons)\n"
     "      --target T          the CPU to tune for (register blocks, cache sizes):\n"
     "                          native (default: this machine), x86-64-v2, x86-64-v3,\n"
     "                          x86-64-v4 (AVX-512), aarch64 (NEON) or generic; the\n"
@@ -120,6 +122,7 @@ static int parse(int argc, char **argv, args *a) {
       {"no-tile", no_argument, 0, 'B'}, {"embed-weights", no_argument, 0, 'W'}, {"report", required_argument, 0, 'P'},       {"data-set", required_argument, 0, 'X'},
       {"sym", required_argument, 0, 'Y'},     {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},       {"target", required_argument, 0, 'G'},
+      {"no-kslice", no_argument, 0, 'K'},
       {0, 0, 0, 0}};
   a->seed = 1;
   a->atol = 1e-5;
@@ -161,6 +164,7 @@ static int parse(int argc, char **argv, args *a) {
       break;
     case 'F': a->rt.sched.no_fuse = true; break;
     case 'B': a->rt.sched.no_tile = true; break;
+    case 'K': a->rt.sched.no_kslice = true; break;
     case 'W': a->rt.embed_weights = true; break;
     case 'P': a->rt.report = optarg; break;
     case 'G': {

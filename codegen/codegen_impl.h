@@ -53,6 +53,8 @@ typedef struct {
    * never `omp simd` (it carries the accumulators; with a single column
    * it is the innermost loop) */
   bool k_loop;
+  /* under the k-slices mark: the slices carry partial sums, not threaded */
+  bool in_slices;
   /* threads: where the threaded loop's body goes when it gets a function of
    * its own (NULL: no such function), and whether it did, with its index */
   cg_buf *rows;

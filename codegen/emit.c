@@ -580,7 +580,7 @@ static void print_tiled_user(cg_kernel *c, isl_ast_expr *call, sched_stmt_kind k
   const int *ax = all ? k->axes : k->outer;
   int nax = all ? k->naxes : k->nouter, arg = 1;
   char *idx[IR_MAX_RANK];
-  cg_buf val[IR_MAX_RANK] = {{0}}, tile = {0}, pos[2] = {{0}}, sub = {0};
+  cg_buf val[IR_MAX_RANK] = {{0}}, tile = {0}, pos[2] = {{0}}, sub = {0}, mtile = {0};
   for (int i = 0; i < IR_MAX_RANK; i++) idx[i] = "0";
   for (int i = 0; i < nax; i++) {
     int a = ax[i], t = a == gm->n ? gm->nr : a == gm->m ? gm->mr : 0;
@@ -591,7 +591,7 @@ static void print_tiled_user(cg_kernel *c, isl_ast_expr *call, sched_stmt_kind k
       if (a == gm->n)
         arg_str(&tile, call, arg++);
       else
-        arg_str(&val[i], call, arg++);
+        arg_str(&val[i], call, arg), arg_str(&mtile, call, arg++);
       arg_str(p, call, arg++);
       const char *ts = a == gm->n ? tile.s : val[i].s;
       cg_buf v = {0};
@@ -602,11 +602,19 @@ static void print_tiled_user(cg_kernel *c, isl_ast_expr *call, sched_stmt_kind k
     idx[a] = val[i].s;
   }
   cg_printf(&sub, "[%s][%s]", gm->m >= 0 ? pos[0].s : "0", pos[1].s);
-  c->acc_sub = sub.s, c->col_tile = tile.s, c->col = pos[1].s, c->red = all ? idx[gm->k] : NULL;
-  render_stmt(c, kind, stage, idx);
-  c->acc_sub = "", c->col_tile = c->col = c->red = NULL;
+  if (kind == SCHED_STMT_LOAD || kind == SCHED_STMT_SAVE) {
+    /* between slices of k: the block from or to its slot in the partial sums */
+    if (kind == SCHED_STMT_LOAD)
+      cg_line(c->body, c->depth, "acc%d%s = part%d[%s]%s;", stage, sub.s, stage, mtile.s, sub.s);
+    else
+      cg_line(c->body, c->depth, "part%d[%s]%s = acc%d%s;", stage, mtile.s, sub.s, stage, sub.s);
+  } else {
+    c->acc_sub = sub.s, c->col_tile = tile.s, c->col = pos[1].s, c->red = all ? idx[gm->k] : NULL;
+    render_stmt(c, kind, stage, idx);
+    c->acc_sub = "", c->col_tile = c->col = c->red = NULL;
+  }
   for (int i = 0; i < nax; i++) free(val[i].s);
-  free(tile.s), free(pos[0].s), free(pos[1].s), free(sub.s);
+  free(tile.s), free(pos[0].s), free(pos[1].s), free(sub.s), free(mtile.s);
 }
 
 static void print_user(cg_kernel *c, isl_ast_node *node) {
@@ -733,6 +741,7 @@ static void parallel_pragma(cg_kernel *c, bool rows) {
   cg_buf priv = {0};
   for (int i = 0; i < c->k->nstages && !rows; i++) {
     cg_printf(&priv, "%sacc%d", priv.n ? ", " : "", i);
+    if (c->k->gemm.on && c->k->gemm.kc) cg_printf(&priv, ", part%d", i);
     if (is_float_max(c, i)) cg_printf(&priv, ", nan%d", i);
   }
   for (int i = 0; i < c->k->ngathers && !rows; i++)
@@ -847,7 +856,7 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
       memmove(cd.s, cd.s + 1, cd.n - 2);
       cd.s[cd.n - 2] = 0;
     }
-    bool threads = c->depth == 1 && !c->in_rows && wants_threads(c) &&
+    bool threads = c->depth == 1 && !c->in_rows && !c->in_slices && wants_threads(c) &&
                    (!c->k->gemm.on || whole_tiles(node));
     if (threads && c->rows && !c->k->gemm.on) {
       print_rows_loop(c, node, i.s, b.s, cd.s, s.s);
@@ -914,8 +923,11 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
       c->out->nounroll = true;
       c->k_loop = isl_ast_node_get_type(b) == isl_ast_node_for;
     }
+    bool sliced = !strcmp(isl_id_get_name(id), SCHED_MARK_KSLICES), in_slices = c->in_slices;
+    c->in_slices |= sliced;
     isl_id_free(id);
     print_node(c, b);
+    c->in_slices = in_slices;
     isl_ast_node_free(b);
     break;
   }
@@ -929,6 +941,9 @@ int cg_kernel_body(cg_kernel *c) {
   cg_buf decl = {0}, main = {0}, *out = c->body;
   for (int i = 0; i < c->k->nstages; i++) {
     const char *T = cg_ctype(ir_node_get(c->p->g, c->k->stages[i])->dtype);
+    if (c->k->gemm.on && c->k->gemm.kc)
+      cg_line(&decl, 1, "%s part%d[%d][%d][%d];", T, i, c->k->gemm.mtiles, c->k->gemm.mr,
+              c->k->gemm.nr);
     if (c->k->gemm.on)
       cg_line(&decl, 1, "%s acc%d[%d][%d];", T, i, c->k->gemm.mr, c->k->gemm.nr);
     else

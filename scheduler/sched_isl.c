@@ -137,6 +137,8 @@ sched_stmt_kind sched_stmt_of(const char *name, int *stage) {
   case 'X': return SCHED_STMT_INDEX;
   case 'I': return SCHED_STMT_INIT;
   case 'U': return SCHED_STMT_UPDATE;
+  case 'L': return SCHED_STMT_LOAD;
+  case 'S': return SCHED_STMT_SAVE;
   default: return SCHED_STMT_FINAL;
   }
 }

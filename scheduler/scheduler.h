@@ -54,8 +54,20 @@ typedef struct {
  * A kernel without stages is one element-wise statement. */
 /* The mark above the reduction loop of a register-blocked kernel's AST. */
 #define SCHED_MARK_REDUCTION "reduction"
+/* above the band [k slice, m tile] of a register-blocked kernel sliced
+ * along k: the slices carry the partial sums, so no loop below is threaded */
+#define SCHED_MARK_KSLICES "kslices"
 
-typedef enum { SCHED_STMT_INDEX, SCHED_STMT_INIT, SCHED_STMT_UPDATE, SCHED_STMT_FINAL } sched_stmt_kind;
+/* LOAD and SAVE move a register block from and to its slot in the
+ * partial sums between slices of k (sched_gemm.kc) */
+typedef enum {
+  SCHED_STMT_INDEX,
+  SCHED_STMT_INIT,
+  SCHED_STMT_UPDATE,
+  SCHED_STMT_FINAL,
+  SCHED_STMT_LOAD,
+  SCHED_STMT_SAVE
+} sched_stmt_kind;
 
 #define SCHED_MAX_STAGES 8
 #define SCHED_MAX_PACKED (2 * SCHED_MAX_STAGES)
@@ -73,6 +85,10 @@ typedef struct {
   int m, n, k;   /* space axes; m = -1 when no axis can be unrolled (mr = 1) */
   int mr, nr;
   bool prefetch; /* fetch the next column panel's weights during this one (codegen) */
+  /* k sliced into pieces of kc (0: not sliced): per column panel, slice by
+   * slice over all row blocks; between slices each block waits in
+   * part<i>[mtiles][mr][nr] */
+  int kc, mtiles;
   int npacked;
   ir_ref packed_view[SCHED_MAX_PACKED]; /* views read from a packed copy ... */
   int packed_buf[SCHED_MAX_PACKED];     /* ... in this buffer */
@@ -128,6 +144,7 @@ void sched_target_describe(const sched_target *t, char *buf, size_t n);
 typedef struct {
   bool no_fuse; /* one primitive per kernel (debugging) */
   bool no_tile; /* keep matmuls as one dot product per output (no register blocks) */
+  bool no_kslice; /* register blocks sum over all of k at once */
   /* testing: tiled kernels store their blocks before summing them, an order
    * the legality check must refuse */
   bool tile_misorder;

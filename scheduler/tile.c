@@ -56,18 +56,30 @@ static void coord(strbuf *b, const sched_kernel *k, int a) {
     sb_printf(b, "i%d", a);
 }
 
+enum { G_INIT, G_SUM, G_STORE, G_LOAD, G_SAVE, G_ALL = 31 };
+
 typedef struct {
   char name[16];
   const int *ax;
   int nax;
-  int group; /* 0: I, 1: U, 2: F */
+  int group; /* G_*: I, U, F; with k slices also L, S (over the outer axes and the slice) */
   int stage;
 } tile_stmt;
+
+static bool sliced_stmt(const tile_stmt *s) {
+  return s->group == G_LOAD || s->group == G_SAVE;
+}
 
 static void stmt_head(strbuf *b, const sched_kernel *k, const tile_stmt *s) {
   sb_printf(b, "%s[", s->name);
   tuple(b, k, s->ax, s->nax);
-  sb_printf(b, "]");
+  sb_printf(b, "%s]", sliced_stmt(s) ? ",ikt" : "");
+}
+
+/* The number of slices of k (1 when not sliced). */
+static int64_t nslices(const sched_kernel *k) {
+  int64_t K = k->space.d[k->gemm.k];
+  return k->gemm.kc ? (K + k->gemm.kc - 1) / k->gemm.kc : 1;
 }
 
 static void domain(sched_program *p, strbuf *b, const sched_kernel *k, const tile_stmt *s) {
@@ -81,12 +93,15 @@ static void domain(sched_program *p, strbuf *b, const sched_kernel *k, const til
       sb_printf(b, "%s0 <= i%d < ", i ? " and " : " : ", a);
     sched_dim_isl(p, b, k->space.d[a]);
   }
+  /* a block is loaded before every slice but the first, saved after every one but the last */
+  if (s->group == G_LOAD) sb_printf(b, " and 1 <= ikt < %lld", (long long)nslices(k));
+  if (s->group == G_SAVE) sb_printf(b, " and 0 <= ikt < %lld", (long long)nslices(k) - 1);
   sb_printf(b, "; ");
 }
 
 /* "[{ S[..] -> [(e0)]; .. }, { S[..] -> [(e1)]; .. }]" for the statements
  * of `groups` (bit set), each dimension written by `dim`. */
-typedef void dim_fn(strbuf *b, const sched_kernel *k, int i);
+typedef void dim_fn(strbuf *b, const sched_kernel *k, const tile_stmt *s, int i);
 
 static isl_multi_union_pw_aff *band(isl_ctx *ctx, const sched_kernel *k, const tile_stmt *st,
                                     int nst, unsigned groups, int ndims, dim_fn *dim) {
@@ -100,7 +115,7 @@ static isl_multi_union_pw_aff *band(isl_ctx *ctx, const sched_kernel *k, const t
       sb_printf(&b, "%s", first ? "" : "; ");
       stmt_head(&b, k, &st[i]);
       sb_printf(&b, " -> [(");
-      dim(&b, k, d);
+      dim(&b, k, &st[i], d);
       sb_printf(&b, ")]");
       first = false;
     }
@@ -113,17 +128,19 @@ static isl_multi_union_pw_aff *band(isl_ctx *ctx, const sched_kernel *k, const t
 }
 
 /* The tile band: kept axes other than m and n in their order, then the
- * column tile, then the row tile. */
+ * column tile, then the row tile (with k slices the row tile is in a band
+ * of its own, below the slice). Its dimensions are parallel. */
 static int outer_dims(const sched_kernel *k, int *dims) {
   int n = 0;
   for (int i = 0; i < k->nouter; i++)
     if (k->outer[i] != k->gemm.m && k->outer[i] != k->gemm.n) dims[n++] = k->outer[i];
   dims[n++] = k->gemm.n;
-  if (k->gemm.m >= 0) dims[n++] = k->gemm.m;
+  if (k->gemm.m >= 0 && !k->gemm.kc) dims[n++] = k->gemm.m;
   return n;
 }
 
-static void outer_dim(strbuf *b, const sched_kernel *k, int i) {
+static void outer_dim(strbuf *b, const sched_kernel *k, const tile_stmt *s, int i) {
+  (void)s;
   int dims[IR_MAX_RANK];
   outer_dims(k, dims);
   if (tile_of(k, dims[i]))
@@ -132,13 +149,28 @@ static void outer_dim(strbuf *b, const sched_kernel *k, int i) {
     sb_printf(b, "i%d", dims[i]);
 }
 
-static void point_dim(strbuf *b, const sched_kernel *k, int i) {
+/* With k slices: [slice, row tile]. The clear is in the first slice, the
+ * store in the last; a sum's slice is floor(k / kc). */
+static void slice_dim(strbuf *b, const sched_kernel *k, const tile_stmt *s, int i) {
+  if (i == 1)
+    sb_printf(b, "i%dt", k->gemm.m);
+  else if (sliced_stmt(s))
+    sb_printf(b, "ikt");
+  else if (s->group == G_SUM)
+    sb_printf(b, "floor(i%d / %d)", k->gemm.k, k->gemm.kc);
+  else
+    sb_printf(b, "%lld", s->group == G_INIT ? 0LL : (long long)nslices(k) - 1);
+}
+
+static void point_dim(strbuf *b, const sched_kernel *k, const tile_stmt *s, int i) {
+  (void)s;
   sb_printf(b, "i%dp", k->gemm.m >= 0 && i == 0 ? k->gemm.m : k->gemm.n);
 }
 
 /* The reduced axes in their order (a convolution sums over channels and
  * taps: c, kh, kw); the innermost runs fastest. */
-static void k_dim(strbuf *b, const sched_kernel *k, int i) {
+static void k_dim(strbuf *b, const sched_kernel *k, const tile_stmt *s, int i) {
+  (void)s;
   sb_printf(b, "i%d", k->red[i]);
 }
 
@@ -164,12 +196,28 @@ static isl_union_set *isolate_full_tiles(sched_program *p, const sched_kernel *k
   return s;
 }
 
+/* isolate[[tile band] -> [slice, row tile]]: the full row tiles. */
+static isl_union_set *isolate_full_rows(sched_program *p, const sched_kernel *k) {
+  int dims[IR_MAX_RANK], n = outer_dims(k, dims), mr = k->gemm.mr;
+  strbuf b = {0};
+  sched_isl_params(p, k, &b);
+  sb_printf(&b, "{ isolate[[");
+  for (int i = 0; i < n; i++) sb_printf(&b, "%sd%d", i ? "," : "", i);
+  sb_printf(&b, "] -> [e0,e1]] : 0 <= e1 and %d*e1 + %d <= ", mr, mr);
+  sched_dim_isl(p, &b, k->space.d[k->gemm.m]);
+  sb_printf(&b, " }");
+  isl_union_set *s = isl_union_set_read_from_str(p->ctx, b.s);
+  free(b.s);
+  return s;
+}
+
+/* The statements whose group is in the bit set `groups`. */
 static isl_union_set *filter(isl_ctx *ctx, const sched_kernel *k, const tile_stmt *st, int nst,
-                             int group) {
+                             unsigned groups) {
   strbuf b = {0};
   sb_printf(&b, "{ ");
   for (int i = 0; i < nst; i++)
-    if (st[i].group == group) stmt_head(&b, k, &st[i]), sb_printf(&b, "; ");
+    if (groups & (1u << st[i].group)) stmt_head(&b, k, &st[i]), sb_printf(&b, "; ");
   sb_printf(&b, "}");
   isl_union_set *s = isl_union_set_read_from_str(ctx, b.s);
   free(b.s);
@@ -183,26 +231,35 @@ static isl_schedule *build_tree(sched_program *p, const sched_kernel *k, const t
   isl_schedule *s0 = isl_schedule_from_domain(dom);
   isl_schedule_node *node = isl_schedule_node_child(isl_schedule_get_root(s0), 0);
   isl_schedule_free(s0); /* the node holds its own reference */
-  node =
-      isl_schedule_node_insert_partial_schedule(node, band(ctx, k, st, nst, 7, nouter, outer_dim));
+  node = isl_schedule_node_insert_partial_schedule(node,
+                                                   band(ctx, k, st, nst, G_ALL, nouter, outer_dim));
   node = isl_schedule_node_band_set_permutable(node, 1);
   node = isl_schedule_node_band_set_ast_build_options(node, isolate_full_tiles(p, k));
   node = isl_schedule_node_child(node, 0);
+  if (k->gemm.kc) {
+    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, SCHED_MARK_KSLICES, NULL));
+    node = isl_schedule_node_child(node, 0);
+    node = isl_schedule_node_insert_partial_schedule(node,
+                                                     band(ctx, k, st, nst, G_ALL, 2, slice_dim));
+    node = isl_schedule_node_band_set_ast_build_options(node, isolate_full_rows(p, k));
+    node = isl_schedule_node_child(node, 0);
+  }
   isl_union_set_list *f = isl_union_set_list_alloc(ctx, 3);
-  int order[3] = {0, 1, 2}; /* clear, sum, store (tile_misorder: clear, store, sum) */
-  if (misorder) order[1] = 2, order[2] = 1;
+  /* clear or load, sum, save or store (tile_misorder: the sum last) */
+  unsigned order[3] = {1u << G_INIT | 1u << G_LOAD, 1u << G_SUM, 1u << G_STORE | 1u << G_SAVE};
+  if (misorder) order[1] = 1u << G_STORE | 1u << G_SAVE, order[2] = 1u << G_SUM;
   for (int i = 0; i < 3; i++) f = isl_union_set_list_add(f, filter(ctx, k, st, nst, order[i]));
   node = isl_schedule_node_insert_sequence(node, f);
   for (int i = 0; i < 3; i++) {
-    int g = order[i];
+    unsigned g = order[i];
     node = isl_schedule_node_child(isl_schedule_node_child(node, i), 0);
-    if (g == 1) {
+    if (g == 1u << G_SUM) {
       /* marked: the printer keeps the compiler from unrolling it (a short k
        * loop unrolled gets vectorised along k, with shuffles, not along nr) */
       node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, SCHED_MARK_REDUCTION, NULL));
       node = isl_schedule_node_child(node, 0);
       node =
-          isl_schedule_node_insert_partial_schedule(node, band(ctx, k, st, nst, 1u << g, k->nred, k_dim));
+          isl_schedule_node_insert_partial_schedule(node, band(ctx, k, st, nst, g, k->nred, k_dim));
       /* a convolution's innermost tap loop (kw: 3) unrolled: a loop of 3
        * around the block cost 8-10 % (3x3, 64 -> 64 at 56x56) */
       int64_t inner = k->space.d[k->red[k->nred - 1]];
@@ -210,11 +267,11 @@ static isl_schedule *build_tree(sched_program *p, const sched_kernel *k, const t
         node = isl_schedule_node_band_member_set_ast_loop_type(node, k->nred - 1, isl_ast_loop_unroll);
       node = isl_schedule_node_child(node, 0);
     }
-    node = isl_schedule_node_insert_partial_schedule(
-        node, band(ctx, k, st, nst, 1u << g, npoint, point_dim));
+    node = isl_schedule_node_insert_partial_schedule(node,
+                                                     band(ctx, k, st, nst, g, npoint, point_dim));
     if (k->gemm.m >= 0)
       node = isl_schedule_node_band_member_set_ast_loop_type(node, 0, isl_ast_loop_unroll);
-    for (int up = g == 1 ? 4 : 2; up > 0; up--) node = isl_schedule_node_parent(node);
+    for (int up = g == 1u << G_SUM ? 4 : 2; up > 0; up--) node = isl_schedule_node_parent(node);
   }
   isl_schedule *s = isl_schedule_node_get_schedule(node);
   isl_schedule_node_free(node);
@@ -223,13 +280,15 @@ static isl_schedule *build_tree(sched_program *p, const sched_kernel *k, const t
 
 /* Accesses that carry dependences: the accumulators — one per output
  * element in the original program (`expanded`), the mr x nr block in the
- * tiled one — and the output. */
+ * tiled one, there with the block's slot in the partial sums P that LOAD
+ * reads and SAVE writes — and the output. */
 static void accesses(const sched_kernel *k, const tile_stmt *st, int nst, bool expanded,
                      int root_rank, strbuf *rd, strbuf *wr) {
   for (int i = 0; i < nst; i++) {
     const tile_stmt *s = &st[i];
+    if (expanded && sliced_stmt(s)) continue; /* not in the original program */
     for (int a = 0; a < k->nstages; a++) {
-      if (s->group != 2 && a != s->stage) continue;
+      if (s->group != G_STORE && a != s->stage) continue;
       strbuf acc = {0};
       sb_printf(&acc, "A%d[", a);
       if (expanded) {
@@ -243,11 +302,17 @@ static void accesses(const sched_kernel *k, const tile_stmt *st, int nst, bool e
         sb_printf(&acc, "i%dp", k->gemm.n);
       }
       sb_printf(&acc, "]");
-      if (s->group > 0) stmt_head(rd, k, s), sb_printf(rd, " -> %s; ", acc.s);
-      if (s->group < 2) stmt_head(wr, k, s), sb_printf(wr, " -> %s; ", acc.s);
+      bool reads = s->group != G_INIT && s->group != G_LOAD, writes = s->group != G_STORE && s->group != G_SAVE;
+      if (reads) stmt_head(rd, k, s), sb_printf(rd, " -> %s; ", acc.s);
+      if (writes) stmt_head(wr, k, s), sb_printf(wr, " -> %s; ", acc.s);
+      if (sliced_stmt(s)) {
+        strbuf *pb = s->group == G_LOAD ? rd : wr;
+        stmt_head(pb, k, s);
+        sb_printf(pb, " -> P%d[i%dt,i%dp,i%dp]; ", a, k->gemm.m, k->gemm.m, k->gemm.n);
+      }
       free(acc.s);
     }
-    if (s->group == 2) {
+    if (s->group == G_STORE) {
       stmt_head(wr, k, s);
       sb_printf(wr, " -> OUT[");
       for (int j = 0; j < root_rank; j++) {
@@ -270,13 +335,14 @@ static isl_union_map *original_order(isl_ctx *ctx, const sched_kernel *k, const 
   sched_outer_sorted(k, sorted);
   strbuf b = {0};
   for (int i = 0; i < nst; i++) {
+    if (sliced_stmt(&st[i])) continue; /* not in the original program */
     stmt_head(&b, k, &st[i]);
     sb_printf(&b, " -> [");
     for (int j = 0; j < k->nouter; j++) coord(&b, k, sorted[j]), sb_printf(&b, ",");
-    int phase = st[i].group == 2 ? 2 * k->nstages : 2 * st[i].stage + st[i].group;
+    int phase = st[i].group == G_STORE ? 2 * k->nstages : 2 * st[i].stage + st[i].group;
     sb_printf(&b, "%d,", phase);
     for (int j = 0; j < k->nred; j++)
-      if (st[i].group == 1)
+      if (st[i].group == G_SUM)
         sb_printf(&b, "%si%d", j ? "," : "", k->red[j]);
       else
         sb_printf(&b, "%s0", j ? "," : "");
@@ -287,25 +353,49 @@ static isl_union_map *original_order(isl_ctx *ctx, const sched_kernel *k, const 
   return m;
 }
 
+/* The dependences of the tiled program with the copies through the partial
+ * sums taken out: a chain source -> SAVE -> LOAD -> sink becomes source ->
+ * sink, comparable with the original program's. */
+static isl_union_map *without_copies(isl_ctx *ctx, const sched_kernel *k, const tile_stmt *st,
+                                     int nst, __isl_take isl_union_map *dep) {
+  isl_union_set *orig = filter(ctx, k, st, nst, 1u << G_INIT | 1u << G_SUM | 1u << G_STORE),
+                *save = filter(ctx, k, st, nst, 1u << G_SAVE),
+                *load = filter(ctx, k, st, nst, 1u << G_LOAD);
+  isl_union_map *to_save = isl_union_map_intersect_range(isl_union_map_copy(dep), isl_union_set_copy(save));
+  isl_union_map *save_load = isl_union_map_intersect_range(
+      isl_union_map_intersect_domain(isl_union_map_copy(dep), save), load);
+  isl_union_map *from_load = isl_union_map_intersect_domain(isl_union_map_copy(dep),
+                                                            filter(ctx, k, st, nst, 1u << G_LOAD));
+  isl_union_map *chain = isl_union_map_apply_range(isl_union_map_apply_range(to_save, save_load),
+                                                   from_load);
+  dep = isl_union_map_intersect_range(isl_union_map_intersect_domain(dep, isl_union_set_copy(orig)),
+                                      orig);
+  return isl_union_map_union(dep, chain);
+}
+
 /* 1: the tiled order keeps every dependence and none crosses tiles; 0: not;
- * -1: isl failed. */
+ * -1: isl failed. `dom0` is the domain of the original program (no LOAD or
+ * SAVE). */
 static int tiled_is_legal(isl_ctx *ctx, const sched_kernel *k, const tile_stmt *st, int nst,
-                          int root_rank, __isl_keep isl_union_set *dom,
-                          __isl_keep isl_schedule *tiled, int *ndeps) {
+                          int root_rank, __isl_keep isl_union_set *dom0,
+                          __isl_keep isl_union_set *dom, __isl_keep isl_schedule *tiled,
+                          int *ndeps) {
   strbuf rd0 = {0}, wr0 = {0}, rd1 = {0}, wr1 = {0};
   accesses(k, st, nst, true, root_rank, &rd0, &wr0);
   accesses(k, st, nst, false, root_rank, &rd1, &wr1);
-  isl_union_map *dep0 = sched_flow(dom, original_order(ctx, k, st, nst), sched_read_umap(ctx, &rd0),
-                                   sched_read_umap(ctx, &wr0));
+  isl_union_map *dep0 = sched_flow(dom0, original_order(ctx, k, st, nst),
+                                   sched_read_umap(ctx, &rd0), sched_read_umap(ctx, &wr0));
   isl_union_map *dep1 = sched_flow(dom, isl_schedule_get_map(tiled), sched_read_umap(ctx, &rd1),
                                    sched_read_umap(ctx, &wr1));
   free(rd0.s), free(wr0.s), free(rd1.s), free(wr1.s);
   int dims[IR_MAX_RANK];
   isl_union_map *tile = isl_union_map_from_multi_union_pw_aff(
-      band(ctx, k, st, nst, 7, outer_dims(k, dims), outer_dim));
+      band(ctx, k, st, nst, G_ALL, outer_dims(k, dims), outer_dim));
   isl_union_map *across = isl_union_map_apply_range(
       isl_union_map_apply_domain(isl_union_map_copy(dep1), isl_union_map_copy(tile)), tile);
   isl_union_set *delta = isl_union_map_deltas(across);
+  *ndeps = dep1 ? (int)isl_union_map_n_map(dep1) : 0;
+  if (k->gemm.kc && dep1) dep1 = without_copies(ctx, k, st, nst, dep1);
   isl_bool same = isl_union_map_is_equal(dep0, dep1), zero = isl_bool_error;
   if (delta) { /* every dependence stays inside its tile: all distances on the tile band are 0 */
     strbuf z = {0};
@@ -317,7 +407,6 @@ static int tiled_is_legal(isl_ctx *ctx, const sched_kernel *k, const tile_stmt *
     zero = isl_union_set_is_subset(delta, zs);
     isl_union_set_free(zs);
   }
-  *ndeps = dep1 ? (int)isl_union_map_n_map(dep1) : 0;
   isl_union_set_free(delta);
   isl_union_map_free(dep0);
   isl_union_map_free(dep1);
@@ -326,7 +415,7 @@ static int tiled_is_legal(isl_ctx *ctx, const sched_kernel *k, const tile_stmt *
 }
 
 int sched_gemm_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen) {
-  tile_stmt st[2 * SCHED_MAX_STAGES + 1];
+  tile_stmt st[4 * SCHED_MAX_STAGES + 1];
   int nst = 0;
   for (int g = 0; g < 2; g++)
     for (int i = 0; i < k->nstages; i++) {
@@ -334,27 +423,40 @@ int sched_gemm_build_ast(sched_program *p, sched_kernel *k, char *err, size_t er
       snprintf(s->name, sizeof s->name, "%c%d", g ? 'U' : 'I', i);
       s->ax = g ? k->axes : k->outer, s->nax = g ? k->naxes : k->nouter, s->group = g, s->stage = i;
     }
-  st[nst++] = (tile_stmt){"F", k->outer, k->nouter, 2, 0};
-  strbuf d = {0};
+  st[nst++] = (tile_stmt){"F", k->outer, k->nouter, G_STORE, 0};
+  int norig = nst; /* the original program: I, U, F */
+  for (int g = G_LOAD; g <= G_SAVE && k->gemm.kc; g++)
+    for (int i = 0; i < k->nstages; i++) {
+      tile_stmt *s = &st[nst++];
+      snprintf(s->name, sizeof s->name, "%c%d", g == G_LOAD ? 'L' : 'S', i);
+      s->ax = k->outer, s->nax = k->nouter, s->group = g, s->stage = i;
+    }
+  strbuf d = {0}, d0 = {0};
   sched_isl_params(p, k, &d);
+  sched_isl_params(p, k, &d0);
   sb_printf(&d, "{ ");
+  sb_printf(&d0, "{ ");
   for (int i = 0; i < nst; i++) domain(p, &d, k, &st[i]);
+  for (int i = 0; i < norig; i++) domain(p, &d0, k, &st[i]);
   sb_printf(&d, "}");
+  sb_printf(&d0, "}");
   int root_rank = ir_node_get(p->g, k->root)->shape.rank, dims[IR_MAX_RANK],
       ndims = outer_dims(k, dims);
   strbuf key = {0}; /* everything the model below is made of */
-  sb_printf(&key, "tile%s|%s|%d,%d,%d|", p->opt.tile_misorder ? "!" : "", d.s, k->gemm.m, k->gemm.n,
-            k->gemm.k);
+  sb_printf(&key, "tile%s|%s|%d,%d,%d,%d|", p->opt.tile_misorder ? "!" : "", d.s, k->gemm.m,
+            k->gemm.n, k->gemm.k, k->gemm.kc);
   for (int i = 0; i < ndims; i++) sb_printf(&key, "%d,", dims[i]);
   for (int i = 0; i < root_rank; i++) sb_printf(&key, "%d;", k->root_axis[i]);
   for (int i = 0; i < k->nred; i++) sb_printf(&key, "r%d", k->red[i]);
   int rc = 0;
   k->ast = sched_memo_get(p, key.s, &k->ndeps);
   if (!k->ast) {
-    isl_union_set *dom = isl_union_set_read_from_str(p->ctx, d.s);
-    isl_schedule *s =
-        dom ? build_tree(p, k, st, nst, isl_union_set_copy(dom), p->opt.tile_misorder) : NULL;
-    int legal = s ? tiled_is_legal(p->ctx, k, st, nst, root_rank, dom, s, &k->ndeps) : -1;
+    isl_union_set *dom = isl_union_set_read_from_str(p->ctx, d.s),
+                  *dom0 = isl_union_set_read_from_str(p->ctx, d0.s);
+    isl_schedule *s = dom && dom0 ? build_tree(p, k, st, nst, isl_union_set_copy(dom),
+                                               p->opt.tile_misorder)
+                                  : NULL;
+    int legal = s ? tiled_is_legal(p->ctx, k, st, nst, root_rank, dom0, dom, s, &k->ndeps) : -1;
     if (legal < 0) {
       rc = -1;
       snprintf(err, errlen, "internal: isl rejected the tiled model of kernel %%%d: %s", k->root,
@@ -375,8 +477,10 @@ int sched_gemm_build_ast(sched_program *p, sched_kernel *k, char *err, size_t er
     }
     isl_schedule_free(s);
     isl_union_set_free(dom);
+    isl_union_set_free(dom0);
   }
   free(key.s);
   free(d.s);
+  free(d0.s);
   return rc;
 }
