@@ -360,6 +360,10 @@ static void render_shared(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
 /* The value of node `r` at element `idx` of its shape. */
 static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bool is_root) {
   const ir_node *n = ir_node_get(c->p->g, r);
+  if (!is_root && sched_gemm_packed_buf(c->k, r) >= 0) {
+    render_panel_read(c, o, sched_gemm_packed_buf(c->k, r)); /* a one-byte weight read whole */
+    return;
+  }
   if (!is_root && c->p->buf_of[r] >= 0) {
     render_buffer_read(c, o, r, idx);
     return;

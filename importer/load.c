@@ -15,6 +15,7 @@ size_t imp_mem_limit(void);
 
 /* Constant sub-graphs up to this many elements are evaluated while lowering. */
 #define FOLD_MAX_ELEMS (1 << 20)
+#define FOLD_KEEP_NARROW 256 /* elements: smaller dequantized weights are folded */
 
 typedef struct {
   const char *name;
@@ -833,11 +834,33 @@ static int add_inputs(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t 
   return 0;
 }
 
-/* Replaces small constant values by their folded contents. */
+/* Does x convert a weight of one-byte integers to float (what
+ * DequantizeLinear of an int8 weight is)? Walks at most *budget nodes. */
+static bool widens_weight(const ir_graph *g, ir_ref r, int *budget) {
+  const ir_node *x = ir_node_get(g, r);
+  if (--*budget < 0 || x->op == IR_ALLOCATE) return false;
+  if (x->op == IR_CAST && ir_dtype_is_float(x->dtype)) {
+    const ir_node *s = ir_node_get(g, x->src[0]);
+    while (s->op == IR_VIEW && !s->view.gather) s = ir_node_get(g, s->src[0]);
+    if (s->op == IR_ALLOCATE && s->origin == IR_ORIGIN_WEIGHT && ir_dtype_size(s->dtype) == 1 &&
+        !ir_dtype_is_float(s->dtype))
+      return true;
+  }
+  for (int i = 0; i < x->nsrc; i++)
+    if (widens_weight(g, x->src[i], budget)) return true;
+  return false;
+}
+
+/* Replaces small constant values by their folded contents. A dequantized
+ * weight is not folded (above a few hundred elements): it stays an
+ * expression over the int8 weight, which the matmul kernels read and widen
+ * in registers, instead of four times the bytes in float. */
 static ir_ref fold(imp_ctx *c, ir_ref r) {
   const ir_node *x = ir_node_get(c->g, r);
   if (!x->is_const || x->op == IR_ALLOCATE || x->op == IR_LOAD || ir_shape_numel(&x->shape) > FOLD_MAX_ELEMS)
     return r;
+  int budget = 64;
+  if (ir_shape_numel(&x->shape) >= FOLD_KEEP_NARROW && widens_weight(c->g, r, &budget)) return r;
   void *data;
   if (ir_eval(c->g, r, &data)) return IR_NONE;
   ir_ref k = ir_const(c->g, "folded", x->dtype, x->shape, data);

@@ -18,7 +18,8 @@
  * offset + sum(coef[a] * i_a) over the space axes a. */
 typedef struct {
   int buf;
-  ir_ref view; /* the VIEW read through, or IR_NONE for a whole node */
+  ir_ref view; /* the VIEW read through, or the node itself when read whole */
+  bool whole;
   int64_t coef[IR_MAX_RANK];
   int64_t offset;
   bool masked;
@@ -35,7 +36,7 @@ typedef struct {
   bool ok;    /* false: something this form does not handle */
 } gemm_walk;
 
-static void add_read(gemm_walk *w, int buf, ir_ref view, const int64_t *stride, const ir_shape *s,
+static void add_read(gemm_walk *w, int buf, ir_ref view, bool whole, const int64_t *stride, const ir_shape *s,
                      int64_t offset, bool masked, const int *ids) {
   if (w->nreads == GEMM_MAX_READS) {
     w->ok = false;
@@ -43,7 +44,7 @@ static void add_read(gemm_walk *w, int buf, ir_ref view, const int64_t *stride, 
   }
   gemm_read *r = &w->reads[w->nreads++];
   memset(r, 0, sizeof *r);
-  r->buf = buf, r->view = view, r->offset = offset, r->masked = masked;
+  r->buf = buf, r->view = view, r->whole = whole, r->offset = offset, r->masked = masked;
   for (int j = 0; j < s->rank; j++)
     if (s->d[j] != 1 && ids[j] >= 0) r->coef[ids[j]] = ir_dim_add(r->coef[ids[j]], stride[j]);
 }
@@ -64,7 +65,7 @@ static void walk(gemm_walk *w, ir_ref x, const int *ids) {
   if (w->p->buf_of[x] >= 0) {
     int64_t st[IR_MAX_RANK];
     ir_contiguous_strides(&n->shape, st);
-    add_read(w, w->p->buf_of[x], IR_NONE, st, &n->shape, 0, false, ids);
+    add_read(w, w->p->buf_of[x], x, true, st, &n->shape, 0, false, ids);
     return;
   }
   if (n->op == IR_LOAD || n->op == IR_INDEX_COMPONENTS) return;
@@ -79,7 +80,7 @@ static void walk(gemm_walk *w, ir_ref x, const int *ids) {
     return;
   }
   if (w->p->buf_of[n->src[0]] >= 0) {
-    add_read(w, w->p->buf_of[n->src[0]], x, n->view.stride, &n->shape, n->view.offset,
+    add_read(w, w->p->buf_of[n->src[0]], x, false, n->view.stride, &n->shape, n->view.offset,
              n->view.masked, ids);
     return;
   }
@@ -98,12 +99,16 @@ static bool is_outer(const sched_kernel *k, int a) {
   return false;
 }
 
-/* A read of a float weight through a plain view along (n, k) only, k the
- * one reduced axis: its panels can be made at compile time. */
+/* A read of a float weight, or of a one-byte integer weight (a quantized
+ * one, widened where it is read), through a plain view along (n, k) only,
+ * k the one reduced axis: its panels can be made at compile time. A read
+ * along n alone (a per-column scale) is one row, read as it is. */
 static bool packable(const sched_program *p, const sched_kernel *k, const gemm_read *r, int n,
                      int kk) {
   const sched_buf *b = &p->bufs[r->buf];
-  if (k->nred != 1 || b->kind != SCHED_BUF_WEIGHT || b->dtype != IR_F32 || r->view == IR_NONE || r->masked)
+  bool narrow = (b->dtype == IR_I8 || b->dtype == IR_U8);
+  if (k->nred != 1 || b->kind != SCHED_BUF_WEIGHT || (b->dtype != IR_F32 && !narrow) || (r->whole && !narrow) ||
+      r->masked || !r->coef[kk])
     return false;
   if (ir_dim_is_sym(k->space.d[n]) || ir_dim_is_sym(k->space.d[kk]))
     return false; /* panels have a fixed size */
@@ -125,10 +130,14 @@ static int64_t min64(int64_t a, int64_t b) {
  * (128-bit, 16 registers): 6 x 8. A single row (decode) keeps the same nr:
  * on AVX-512, 32 columns streamed one row's weights fastest (25 GB/s
  * against 24 with 64 and 21 with 128, one core). */
-static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t N, int nstages) {
+static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t N, int nstages, bool narrow) {
   int lanes = sched_target_lanes(t);
   int nv = t->vector_bits <= 128 && t->vector_regs >= 32 ? 3 : 2;
   if (N <= lanes) nv = 1;
+  /* one-byte weights: a row of the block is one full vector of bytes (64
+   * columns on AVX-512), else gcc widens half vectors through 16-bit steps
+   * (one row times a 2048 x 8192 int8 weight: 9 against 20 G weights/s) */
+  if (narrow && N > lanes && nv < 4) nv = 4;
   gm->nr = nv * lanes;
   int64_t rows = (int64_t)t->vector_regs * 3 / 4 / (nstages * nv);
   gm->mr = gm->m < 0 ? 1 : (int)min64(min64(M, rows < 1 ? 1 : rows), 8);
@@ -178,19 +187,28 @@ static int pack_weight(sched_program *p, const sched_kernel *k, const gemm_read 
   return b;
 }
 
-void sched_gemm_panel(const sched_program *p, const sched_buf *b, int64_t pn, float *panel) {
+void sched_gemm_panel(const sched_program *p, const sched_buf *b, int64_t pn, void *panel) {
   const sched_pack *pk = b->pack;
-  const float *w = ir_node_get(p->g, b->node)->data;
   int64_t K = pk->K, nr = pk->nr, width = min64(nr, pk->N - pn * nr), cn = pk->cn, ck = pk->ck;
-  const float *src = w + pk->offset + cn * pn * nr;
-  memset(panel, 0, (size_t)(K * nr) * sizeof *panel);
-  /* walk the source in its own order: whichever of n and k has the smaller stride innermost */
-  if ((ck < 0 ? -ck : ck) < (cn < 0 ? -cn : cn))
-    for (int64_t j = 0; j < width; j++)
-      for (int64_t kk = 0; kk < K; kk++) panel[kk * nr + j] = src[cn * j + ck * kk];
-  else
-    for (int64_t kk = 0; kk < K; kk++)
-      for (int64_t j = 0; j < width; j++) panel[kk * nr + j] = src[cn * j + ck * kk];
+  size_t es = ir_dtype_size(b->dtype);
+  memset(panel, 0, (size_t)(K * nr) * es);
+  /* walk the source in its own order: whichever of n and k has the smaller
+   * stride innermost; the element type spelled out (float, or the bytes of
+   * a quantized weight), so each copy is one load and store */
+#define PANEL_COPY(T)                                                                             \
+  do {                                                                                            \
+    T *out = panel;                                                                               \
+    const T *src = (const T *)ir_node_get(p->g, b->node)->data + pk->offset + cn * pn * nr;       \
+    if ((ck < 0 ? -ck : ck) < (cn < 0 ? -cn : cn))                                                \
+      for (int64_t j = 0; j < width; j++)                                                         \
+        for (int64_t kk = 0; kk < K; kk++) out[kk * nr + j] = src[cn * j + ck * kk];              \
+    else                                                                                          \
+      for (int64_t kk = 0; kk < K; kk++)                                                          \
+        for (int64_t j = 0; j < width; j++) out[kk * nr + j] = src[cn * j + ck * kk];             \
+  } while (0)
+  if (es == 1) PANEL_COPY(uint8_t);
+  else PANEL_COPY(float);
+#undef PANEL_COPY
 }
 
 int sched_gemm_packed_buf(const sched_kernel *k, ir_ref r) {
@@ -244,7 +262,11 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
   if (npack > SCHED_MAX_PACKED) return;
   sched_gemm *gm = &k->gemm;
   gm->on = true, gm->m = m, gm->n = n, gm->k = kk;
-  block_size(gm, &p->opt.target, m >= 0 ? sched_ref(p, k->space.d[m]) : 1, sched_ref(p, k->space.d[n]), k->nstages);
+  bool narrow = false;
+  for (int i = 0; i < w.nreads; i++)
+    narrow |= w.reads[i].coef[n] && w.reads[i].coef[kk] && ir_dtype_size(p->bufs[w.reads[i].buf].dtype) == 1;
+  block_size(gm, &p->opt.target, m >= 0 ? sched_ref(p, k->space.d[m]) : 1, sched_ref(p, k->space.d[n]), k->nstages,
+             narrow);
   k->ngathers = 0; /* indices in the epilogue are computed where they are read */
   for (int i = 0; i < w.nreads; i++) {
     if (!pack[i] || sched_gemm_packed_buf(k, w.reads[i].view) >= 0) continue;

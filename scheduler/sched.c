@@ -109,7 +109,7 @@ int64_t sched_buf_nchunks(const sched_program *p, int b) {
 
 size_t sched_buf_scratch_bytes(const sched_program *p, int b) {
   const sched_pack *pk = p->bufs[b].pack;
-  return pk ? (size_t)(pk->K * pk->nr) * sizeof(float) : 0;
+  return pk ? (size_t)(pk->K * pk->nr) * ir_dtype_size(p->bufs[b].dtype) : 0;
 }
 
 const void *sched_buf_chunk(const sched_program *p, int b, int64_t i, void *scratch, size_t *bytes) {

@@ -74,7 +74,7 @@ int sched_add_buf(sched_program *p, sched_buf_kind kind, ir_ref r, int io_index)
  * (gemm.c), the tiled isl model and its loop nest (tile.c). */
 void sched_gemm_plan(sched_program *p, sched_kernel *k);
 /* Panel `pn` of panelled weight buffer `b` (K x nr floats). */
-void sched_gemm_panel(const sched_program *p, const sched_buf *b, int64_t pn, float *panel);
+void sched_gemm_panel(const sched_program *p, const sched_buf *b, int64_t pn, void *panel);
 int sched_gemm_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen);
 
 #endif
