@@ -3,6 +3,8 @@
  * plain MatMul of A with the dequantized weight. */
 #include "importer_impl.h"
 
+#include <stdlib.h>
+
 /* The `per` codes of `bits` bits packed in each byte of the uint8 tensor x
  * [.., L], low bits first: [.., L * per] (int32). */
 static ir_ref unpack(ir_graph *g, ir_ref x, int bits) {
@@ -54,6 +56,69 @@ static ir_ref zero_points(imp_node *n, ir_ref z, int64_t N, int64_t kb, int bits
   return ir_cast(g, ir_view_reshape(g, u, (ir_shape){.rank = 3, .d = {N, kb, 1}}), IR_F32);
 }
 
+/* The bytes of a weight, or NULL when r is computed. */
+static const void *weight_data(ir_graph *g, ir_ref r) {
+  const ir_node *x = ir_node_get(g, r);
+  return x->op == IR_ALLOCATE && x->origin == IR_ORIGIN_WEIGHT ? x->data : NULL;
+}
+
+/* The zero point of block b of column c, as given (packed uint8 or float)
+ * or the default 2^(bits-1). */
+static float zero_at(const ir_node *z, int64_t c, int64_t b, int64_t kb, int bits) {
+  if (!z) return (float)(1 << (bits - 1));
+  if (z->dtype == IR_F32) return ((const float *)z->data)[c * kb + b];
+  int per = 8 / bits;
+  uint8_t byte = ((const uint8_t *)z->data)[c * ((kb + per - 1) / per) + b / per];
+  return (float)((byte >> (b % per * bits)) & ((1 << bits) - 1));
+}
+
+/* Constant B, scales and zero points: one code per byte, laid out
+ * [k_blocks, block, N] so that a row of the sum is contiguous along N (the
+ * blocked kernel widens it in registers), and the product in two sums: per
+ * block P[.., b, n] = sum_j A[.., b*bs + j] * (code - zp[b, n]), then
+ * Y = sum_b P[.., b, n] * scale[b, n], as onnxruntime applies the scale
+ * after the block's dequantization. */
+static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int64_t K, int64_t N, int bits,
+                      int64_t bs) {
+  ir_graph *g = n->g;
+  int64_t kb = (K + bs - 1) / bs, blob = bs * bits / 8;
+  int per = 8 / bits;
+  const uint8_t *B = weight_data(g, b);
+  const float *S = weight_data(g, sc);
+  const ir_node *zn = z != IR_NONE ? ir_node_get(g, z) : NULL;
+  uint8_t *codes = malloc((size_t)(kb * bs * N));
+  float *zf = malloc((size_t)(kb * N) * sizeof *zf), *sf = malloc((size_t)(kb * N) * sizeof *sf);
+  if (!codes || !zf || !sf) {
+    free(codes), free(zf), free(sf);
+    return imp_fail(n, "out of memory for the unpacked weight (%lld bytes)", (long long)(kb * bs * N)), IR_NONE;
+  }
+  for (int64_t c = 0; c < N; c++)
+    for (int64_t bl = 0; bl < kb; bl++) {
+      sf[bl * N + c] = S[c * kb + bl];
+      zf[bl * N + c] = zero_at(zn, c, bl, kb, bits);
+      const uint8_t *blk = B + (c * kb + bl) * blob;
+      for (int64_t j = 0; j < bs; j++)
+        codes[(bl * bs + j) * N + c] = (uint8_t)((blk[j / per] >> (j % per * bits)) & ((1 << bits) - 1));
+    }
+  ir_ref cw = ir_const_take(g, "nbits_codes", IR_U8, (ir_shape){.rank = 3, .d = {kb, bs, N}}, codes);
+  ir_ref zw = ir_const_take(g, "nbits_zero_points", IR_F32, (ir_shape){.rank = 3, .d = {kb, 1, N}}, zf);
+  ir_ref sw = ir_const_take(g, "nbits_scales", IR_F32, (ir_shape){.rank = 3, .d = {kb, 1, N}}, sf);
+  ir_ref w = ir_sub(g, ir_cast(g, cw, IR_F32), zw);
+  /* A [.., K] -> [.., kb, bs, 1], zeros past K */
+  ir_shape as = *imp_shape(n, a);
+  int r = as.rank;
+  int64_t pb[IR_MAX_RANK] = {0}, pe[IR_MAX_RANK] = {0};
+  pe[r - 1] = kb * bs - K;
+  ir_ref ap = pe[r - 1] ? ir_view_pad(g, a, pb, pe, 0.0) : a;
+  ir_shape s3 = as;
+  s3.d[r - 1] = kb, s3.d[r] = bs, s3.d[r + 1] = 1, s3.rank = r + 2;
+  ir_ref p = ir_sum(g, ir_binary(g, IR_MUL, ir_view_reshape(g, ap, s3), w), 1u << r, true); /* [.., kb, 1, N] */
+  ir_ref y = ir_sum(g, ir_binary(g, IR_MUL, p, sw), 1u << (r - 1), true);                 /* [.., 1, 1, N] */
+  ir_shape os = as;
+  os.d[r - 1] = N;
+  return ir_view_reshape(g, y, os);
+}
+
 static int lower_matmul_nbits(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref a = imp_req(n, 0), b = imp_req(n, 1), sc = imp_req(n, 2), z = imp_in(n, 3), bias = imp_in(n, 5);
@@ -76,20 +141,26 @@ static int lower_matmul_nbits(imp_node *n) {
   if (bsh->rank != 3 || bsh->d[0] != N || bsh->d[1] != kb || bsh->d[2] != blob)
     return imp_fail(n, "B must have shape [N, k_blocks, blob] = [%lld, %lld, %lld]", (long long)N, (long long)kb,
                     (long long)blob);
-  /* (code - zero point) * scale, in float as onnxruntime dequantizes */
-  ir_ref codes = ir_cast(g, unpack(g, b, (int)bits), IR_F32); /* [N, kb, bs] */
-  ir_ref w = ir_binary(g, IR_MUL, ir_sub(g, codes, zero_points(n, z, N, kb, (int)bits)),
-                       per_block(n, sc, N, kb, "scales"));
-  w = ir_view_reshape(g, w, (ir_shape){.rank = 2, .d = {N, kb * bs}});
-  int64_t st[2] = {0, 0}, sp[2] = {1, 1}, ln[2] = {N, K};
-  w = ir_view_slice(g, w, st, sp, ln); /* the padding of the last block dropped */
-  static const int swap[2] = {1, 0};
-  ir_ref y = ir_matmul(g, a, ir_view_permute(g, w, swap));
-  if (bias != IR_NONE) {
-    if (ir_shape_numel(imp_shape(n, bias)) != N || imp_dtype(n, bias) != IR_F32)
-      return imp_fail(n, "bias must be float32 with N = %lld elements", (long long)N);
-    y = ir_binary(g, IR_ADD, y, bias);
+  if (bias != IR_NONE && (ir_shape_numel(imp_shape(n, bias)) != N || imp_dtype(n, bias) != IR_F32))
+    return imp_fail(n, "bias must be float32 with N = %lld elements", (long long)N);
+  int arank = as->rank; /* `as` points into the graph: adding nodes moves it */
+  /* checks the sizes of the scales and zero points (both forms read them) */
+  ir_ref zq = zero_points(n, z, N, kb, (int)bits), sq = per_block(n, sc, N, kb, "scales");
+  if (ir_failed(g)) return -1;
+  ir_ref y;
+  if (weight_data(g, b) && weight_data(g, sc) && (z == IR_NONE || weight_data(g, z)) && arank + 2 <= IR_MAX_RANK) {
+    y = blocked(n, a, b, sc, z, K, N, (int)bits, bs);
+  } else {
+    /* (code - zero point) * scale, in float as onnxruntime dequantizes */
+    ir_ref codes = ir_cast(g, unpack(g, b, (int)bits), IR_F32); /* [N, kb, bs] */
+    ir_ref w = ir_binary(g, IR_MUL, ir_sub(g, codes, zq), sq);
+    w = ir_view_reshape(g, w, (ir_shape){.rank = 2, .d = {N, kb * bs}});
+    int64_t st[2] = {0, 0}, sp[2] = {1, 1}, ln[2] = {N, K};
+    w = ir_view_slice(g, w, st, sp, ln); /* the padding of the last block dropped */
+    static const int swap[2] = {1, 0};
+    y = ir_matmul(g, a, ir_view_permute(g, w, swap));
   }
+  if (bias != IR_NONE) y = ir_binary(g, IR_ADD, y, bias);
   return imp_set_out(n, 0, y);
 }
 

@@ -148,16 +148,41 @@ def quantize(model, a):
     return count
 
 
+def b_input_model(path):
+    """One MatMulNBits whose B is a graph input (not a weight): K 40 (blocks
+    of 16, the last one padded), N 24, packed zero points."""
+    k, n, bs = 40, 24, 16
+    kb = (k + bs - 1) // bs
+    rng = np.random.default_rng(1)
+    node = helper.make_node("MatMulNBits", ["a", "b", "s", "z"], ["y"], domain="com.microsoft",
+                            K=k, N=n, bits=4, block_size=bs)
+    g = helper.make_graph([node], "nbits_b_input",
+                          [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, k]),
+                           helper.make_tensor_value_info("b", TensorProto.UINT8, [n, kb, bs // 2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, n])],
+                          [numpy_helper.from_array((rng.random(n * kb) * 0.1 + 0.01).astype(np.float32), "s"),
+                           numpy_helper.from_array(rng.integers(0, 256, n * ((kb + 1) // 2)).astype(np.uint8), "z")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    print(f"{path}: MatMulNBits with B as a graph input")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--in", dest="inp", required=True, help="float model.onnx (make_llama.py)")
-    p.add_argument("--out", required=True, help="output directory (model.onnx)")
-    p.add_argument("--form", choices=["qdq", "dynamic", "nbits"], required=True)
+    p.add_argument("--in", dest="inp", help="float model.onnx (make_llama.py)")
+    p.add_argument("--out", help="output directory (model.onnx)")
+    p.add_argument("--form", choices=["qdq", "dynamic", "nbits"])
     p.add_argument("--per-tensor", action="store_true", help="qdq: one scale per weight")
     p.add_argument("--per-channel", action="store_true", help="dynamic: one scale per column")
     p.add_argument("--block-size", type=int, default=32, choices=[16, 32, 64, 128, 256])
     p.add_argument("--zero-points", action="store_true", help="nbits: asymmetric, with zero points")
+    p.add_argument("--b-input", metavar="PATH", help="instead: write a one-node MatMulNBits model whose B is an input")
     a = p.parse_args()
+    if a.b_input:
+        return b_input_model(a.b_input)
+    if not a.inp or not a.form:
+        p.error("--in and --form are required")
     model = onnx.load(a.inp)
     n = quantize(model, a)
     if a.form != "nbits":  # the checker knows no com.microsoft schema
