@@ -159,10 +159,14 @@ static int lower_topk(imp_node *n) {
   if (t == IR_F16 || t == IR_BOOL) return imp_fail(n, "dtype %s not supported", ir_dtype_name(t));
   int a = imp_axis(n, imp_attr_i(n, "axis", -1), r);
   if (a < 0) return -1;
-  int64_t kk;
+  int64_t kk, N = s.d[a];
+  ir_ref len = IR_NONE; /* k known only at run time: every element ranked, the output cut to k */
   if (n->opset < 10) kk = imp_attr_i(n, "k", -1);
-  else if (imp_const_ints(n, 1, &kk, 1) != 1) return imp_fail(n, "k must be a compile-time constant");
-  int64_t N = s.d[a];
+  else if (imp_in(n, 1) != IR_NONE && !ir_is_const(g, imp_in(n, 1))) {
+    ir_ref k = imp_in(n, 1);
+    if (ir_shape_numel(imp_shape(n, k)) != 1 || imp_dtype(n, k) != IR_I64) return imp_fail(n, "k must be one int64");
+    kk = N, len = ir_check_index(g, ir_view_reshape(g, k, (ir_shape){0}), ir_dim_add(N, 1)); /* 0 <= k <= N */
+  } else if (imp_const_ints(n, 1, &kk, 1) != 1) return imp_fail(n, "k must be one integer");
   if (kk < 0 || (!ir_dim_is_sym(N) && kk > N)) return imp_fail(n, "k=%lld out of range", (long long)kk);
   if (ir_dim_is_sym(N) && ir_assume_nonneg(g, ir_dim_sub(N, kk), "TopK's k fits the axis")) return -1;
   bool largest = imp_attr_i(n, "largest", 1) != 0;
@@ -176,8 +180,8 @@ static int lower_topk(imp_node *n) {
   ir_ref hit = ir_eq(g, slot, axis_to_last(g, rank, r, a));
   ir_ref vals = ir_view_squeeze(g, imp_select_sum(n, hit, xj, r), r);
   ir_ref idxs = ir_view_squeeze(g, imp_select_sum(n, hit, jj, r), r);
-  if (imp_set_out(n, 0, vals) < 0) return -1;
-  return imp_has_out(n, 1) ? imp_set_out(n, 1, idxs) : 0;
+  if (imp_set_out_len(n, 0, vals, a, len) < 0) return -1;
+  return imp_has_out(n, 1) ? imp_set_out_len(n, 1, idxs, a, len) : 0;
 }
 
 
