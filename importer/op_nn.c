@@ -217,15 +217,17 @@ static conv_input conv_phases(ir_graph *g, ir_ref xr, const window *w) {
   const ir_shape *xs = &ir_node_get(g, xr)->shape;
   bool need = false;
   for (int i = 0; i < w->nsp; i++) need |= w->pb[i] || w->pe[i] || w->extra[i] || w->s[i] > 1;
-  if (!need || 4 + 2 * w->nsp > IR_MAX_RANK || !ir_shape_is_static(xs)) return ci;
+  if (!need || 4 + 2 * w->nsp > IR_MAX_RANK) return ci;
   int64_t b[IR_MAX_RANK] = {0}, e[IR_MAX_RANK] = {0}, lq[MAX_SP], used[MAX_SP];
   ir_shape split = {.rank = 4 + 2 * w->nsp};
   int perm[IR_MAX_RANK];
   for (int i = 0; i < 4; i++) split.d[i] = xs->d[i], perm[i] = i;
   for (int i = 0; i < w->nsp; i++) {
-    int64_t lp = w->in[i] + w->pb[i] + w->pe[i] + w->extra[i], s = w->s[i];
-    lq[i] = (lp + s - 1) / s;
-    b[4 + i] = w->pb[i], e[4 + i] = w->pe[i] + w->extra[i] + lq[i] * s - lp;
+    /* symbolic extents: lq a floor symbol, the end padding lq*s - lp in 0..s-1 */
+    int64_t s = w->s[i], lp = ir_dim_add(w->in[i], w->pb[i] + w->pe[i] + w->extra[i]);
+    lq[i] = ir_dim_floordiv(g, ir_dim_add(lp, s - 1), s);
+    if (lq[i] == IR_DIM_INVALID) return ci;
+    b[4 + i] = w->pb[i], e[4 + i] = ir_dim_add(ir_dim_sub(ir_dim_mul(lq[i], s), lp), w->pe[i] + w->extra[i]);
     split.d[4 + 2 * i] = lq[i], split.d[5 + 2 * i] = s;
     perm[4 + i] = 5 + 2 * i, perm[4 + w->nsp + i] = 4 + 2 * i;
     used[i] = 1;
