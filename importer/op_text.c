@@ -135,13 +135,18 @@ static int lower_tfidf(imp_node *n) {
   if (pool) idx = ints_attr(n, "ngram_indexes", &nidx, cap);
   if (!counts || !pool || !idx) return free(counts), free(pool), -1;
   /* group k (n-grams of length k+1) is pool[counts[k] .. counts[k+1]) */
-  int64_t O = 0, total = 0;
+  int64_t O = 0, total = 0, work = 0;
   for (int k = 0; k < ncounts && !rc; k++) {
     int64_t b = counts[k], e = k + 1 < ncounts ? counts[k + 1] : npool;
     if (b < 0 || e < b || e > npool || (e - b) % (k + 1))
       rc = imp_fail(n, "ngram_counts do not split the pool into whole n-grams");
     total += (e - b) / (k + 1);
+    /* one window comparison per token of each counted length and skip:
+     * bounded, so a model cannot ask for millions of kernels */
+    if (e > b && k + 1 >= lo && k + 1 <= hi) work += (k + 1) * (k ? skip + 1 : 1);
   }
+  if (!rc && work > 4096)
+    rc = imp_fail(n, "%lld window comparisons (n-gram lengths x skip distances) are more than 4096", (long long)work);
   if (!rc && total != nidx) rc = imp_fail(n, "ngram_indexes has %d values for %lld n-grams", nidx, (long long)total);
   for (int j = 0; j < nidx && !rc; j++) {
     if (idx[j] < 0 || idx[j] >= cap) rc = imp_fail(n, "ngram_indexes value %lld is out of range", (long long)idx[j]);

@@ -187,6 +187,9 @@ static bool broadcast_all(ir_graph *g, int n, ir_ref *refs, ir_shape *out) {
       return false;
     }
   }
+  /* operands that fit may broadcast to a size that does not (the views
+   * below compute its strides) */
+  if (!shape_ok(g, &s)) return false;
   for (int i = 0; i < n; i++)
     if (!ir_shape_eq(&g->nodes[refs[i]].shape, &s)) refs[i] = ir_view_expand(g, refs[i], s);
   *out = s;

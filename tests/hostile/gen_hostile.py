@@ -511,3 +511,22 @@ ext_case("dotdot_name", "w..bin", setup=lambda d: shutil.copy(os.path.join(d, "w
 # Pad: INT64_MIN has no negation (the crop); 2^62 on both sides overflows.
 for nm, pv in (("pad_int64_min", [-(1 << 63), 0, 0, 0]), ("pad_huge", [0, 1 << 62, 0, 1 << 62])):
     save(nm + ".onnx", model([h.make_node("Pad", ["x", "p"], ["y"])], [vi("x")], [vi("y", F, ())], [ints("p", pv)]))
+
+# Sampling and text ops: an iteration space past int64 (the broadcast of
+# two shapes that fit), too many TfIdf window comparisons, a mel filter
+# bank past the memory limit and one with NaN edges.
+save("gridsample_big.onnx", model([h.make_node("GridSample", ["x", "g"], ["y"])],
+                                  [vi("x", F, (1, 1, 65536, 65536)), vi("g", F, (1, 65536, 65536, 2))],
+                                  [vi("y", F, ())], opset=16))
+save("roialign_big.onnx", model([h.make_node("RoiAlign", ["x", "r", "b"], ["y"], sampling_ratio=1024,
+                                             output_height=1 << 20, output_width=1 << 20)],
+                                [vi("x", F, (1, 1, 4, 4)), vi("r", F, (1 << 30, 4)), vi("b", I64, (1 << 30,))],
+                                [vi("y", F, ())], opset=16))
+save("tfidf_skips.onnx", model([h.make_node("TfIdfVectorizer", ["x"], ["y"], max_gram_length=64, max_skip_count=1024,
+                                            ngram_counts=[0] * 64, ngram_indexes=[0], pool_int64s=[1] * 64)],
+                               [vi("x", I64, (4, 1 << 20))], [vi("y", F, ())], opset=9))
+for nm, mels, dft, lo in (("mel_big", 1 << 20, 1 << 30, 0.0), ("mel_nan", 4, 16, float("nan"))):
+    save(nm + ".onnx", model([h.make_node("MelWeightMatrix", ["m", "n", "r", "lo", "hi"], ["y"])], [], [vi("y", F, ())],
+                             [ints("m", mels), ints("n", dft), ints("r", 16000),
+                              numpy_helper.from_array(np.float32(lo), "lo"),
+                              numpy_helper.from_array(np.float32(8000), "hi")], opset=17))
