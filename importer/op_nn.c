@@ -353,33 +353,56 @@ static conv_form conv_choose(const window *w, const ir_shape *xs, int64_t cg, in
   return w->s[w->nsp - 1] == 1 ? CONV_ROWS : CONV_TAPS;
 }
 
-static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, const window *w, ir_shape wr,
+static int64_t round32(int64_t v) {
+  return (v + 31) / 32 * 32;
+}
+
+/* The columns are computed in whole multiples of 32 (every register block
+ * width of the targets, 8, 16 and 32, divides it) and the extra ones are
+ * never read: a partial block came out as 16 + 8 + 4 + 1 wide vector code
+ * per row (3x3, 512 -> 512 at 7x7, 61 columns: 29 of them ran at a fraction
+ * of the speed). Their reads stay inside the padded copy: zero rows (wide)
+ * or columns (rows form) are added at its end. */
+static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, const window *w0, ir_shape wr,
                           bool wide) {
-  ir_ref xp = pad_spatial(g, x5, w, 0.0), xw;
-  ir_shape ws = {.rank = 4 + 2 * w->nsp};
-  for (int i = 0; i < 4 + w->nsp; i++) ws.d[i] = wr.d[i];
-  for (int i = 0; i < w->nsp; i++) ws.d[4 + w->nsp + i] = 1;
+  window w = *w0;
+  int last = w.nsp - 1;
+  int64_t one = 1, wp = w.in[last] + w.pb[last] + w.pe[last];
+  int64_t cols = (w.out[0] - 1) * wp + w.out[last], cols32 = round32(cols);
+  if (wide)
+    w.pe[0] += (cols32 - cols + wp - 1) / wp;
+  else
+    w.pe[last] += round32(w.out[last]) - w.out[last], w.out[last] = round32(w.out[last]);
+  ir_ref xp = pad_spatial(g, x5, &w, 0.0), xw;
+  ir_shape ws = {.rank = 4 + 2 * w.nsp};
+  for (int i = 0; i < 4 + w.nsp; i++) ws.d[i] = wr.d[i];
+  for (int i = 0; i < w.nsp; i++) ws.d[4 + w.nsp + i] = 1;
   const ir_shape *s = &ir_node_get(g, x5)->shape;
-  int64_t hp = w->in[0] + w->pb[0] + w->pe[0], wp = w->in[1] + w->pb[1] + w->pe[1];
-  int64_t cols = (w->out[0] - 1) * wp + w->out[1], one = 1;
   if (wide) {
+    int64_t hp = w.in[0] + w.pb[0] + w.pe[0], dh = w.d[0] * wp, rows = (hp - (w.k[0] - 1) * w.d[0]) * wp;
     ir_shape fs = {.rank = 5, .d = {s->d[0], s->d[1], 1, s->d[3], hp * wp}};
     if (ir_node_get(g, xp)->op == IR_VIEW && ir_node_get(g, xp)->view.masked) xp = ir_move(g, xp);
-    int64_t dh = w->d[0] * wp, rows = w->out[0] * wp;
-    xw = ir_view_window(g, ir_view_reshape(g, xp, fs), 1, &w->k[0], &one, &dh, &rows);
-    xw = ir_view_window(g, xw, 1, &w->k[1], &one, &w->d[1], &cols);
+    xw = ir_view_window(g, ir_view_reshape(g, xp, fs), 1, &w.k[0], &one, &dh, &rows);
+    xw = ir_view_window(g, xw, 1, &w.k[1], &one, &w.d[1], &cols32);
     ws.rank = 7, ws.d[6] = 1;
   } else {
-    xw = ir_view_window(g, xp, w->nsp, w->k, w->s, w->d, w->out);
+    xw = ir_view_window(g, xp, w.nsp, w.k, w.s, w.d, w.out);
   }
   unsigned axes = 0;
-  for (int i = 3; i < 4 + w->nsp; i++) axes |= 1u << i;
+  for (int i = 3; i < 4 + w.nsp; i++) axes |= 1u << i;
   ir_ref y = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xw, ir_view_reshape(g, wt, ws)), axes);
-  if (!wide) return y;
+  if (ir_failed(g)) return IR_NONE;
+  if (!wide) { /* the columns past out_w dropped */
+    const ir_shape *ys = &ir_node_get(g, y)->shape;
+    int64_t start[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
+    for (int i = 0; i < ys->rank; i++) step[i] = 1, len[i] = ys->d[i];
+    len[ys->rank - 1] = w0->out[last];
+    return ir_view_slice(g, y, start, step, len);
+  }
   /* [N, M, cols] read back as [N, M, out_w, out_h] (strides 1, Wp), then transposed */
-  ir_shape ys = {.rank = 3, .d = {s->d[0], s->d[1] * wr.d[2], cols}};
+  ir_shape ys = {.rank = 3, .d = {s->d[0], s->d[1] * wr.d[2], cols32}};
   int perm[4] = {0, 1, 3, 2};
-  y = ir_view_window(g, ir_view_reshape(g, y, ys), 1, &w->out[1], &wp, &one, &w->out[0]);
+  y = ir_view_window(g, ir_view_reshape(g, y, ys), 1, &w.out[1], &wp, &one, &w.out[0]);
   return ir_view_permute(g, y, perm);
 }
 
