@@ -89,6 +89,7 @@ typedef struct {
    * slice over all row blocks; between slices each block waits in
    * part<i>[mtiles][mr][nr] */
   int kc, mtiles;
+  bool rows_outer; /* row blocks outside column panels: the rows are an unpacked weight */
   int npacked;
   ir_ref packed_view[SCHED_MAX_PACKED]; /* views read from a packed copy ... */
   int packed_buf[SCHED_MAX_PACKED];     /* ... in this buffer */
