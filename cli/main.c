@@ -70,7 +70,10 @@ static const char usage[] =
     "                          generated C's first lines name it and the flags to\n"
     "                          build it with\n"
     "      --threads N         OpenMP with N threads over the outer loop of large\n"
-    "                          kernels (build the C with -fopenmp; run does)\n"
+    "                          kernels (build the C with -fopenmp; run does):\n"
+    "                          those estimated at 20 us or more on one core\n"
+    "      --threads-all       with --threads: every kernel, however small\n"
+    "                          (to test the threaded code)\n"
     "      --cflags FLAGS      C compiler flags for run/verify (default: -O2)\n"
     "      --max-memory SIZE   refuse models whose tensors, constants, decoded file\n"
     "                          or graph need more (e.g. 512M, 2G; default: RAM)\n"
@@ -122,7 +125,7 @@ static int parse(int argc, char **argv, args *a) {
       {"no-tile", no_argument, 0, 'B'}, {"embed-weights", no_argument, 0, 'W'}, {"report", required_argument, 0, 'P'},       {"data-set", required_argument, 0, 'X'},
       {"sym", required_argument, 0, 'Y'},     {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},       {"target", required_argument, 0, 'G'},
-      {"no-kslice", no_argument, 0, 'K'},
+      {"no-kslice", no_argument, 0, 'K'},     {"threads-all", no_argument, 0, 'L'},
       {0, 0, 0, 0}};
   a->seed = 1;
   a->atol = 1e-5;
@@ -165,6 +168,7 @@ static int parse(int argc, char **argv, args *a) {
     case 'F': a->rt.sched.no_fuse = true; break;
     case 'B': a->rt.sched.no_tile = true; break;
     case 'K': a->rt.sched.no_kslice = true; break;
+    case 'L': a->rt.threads_all = true; break;
     case 'W': a->rt.embed_weights = true; break;
     case 'P': a->rt.report = optarg; break;
     case 'G': {

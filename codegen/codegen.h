@@ -18,6 +18,9 @@ typedef struct {
   /* non-NULL: the weights file's path, for cg_emit_embedded; the header
    * declares PREFIX_weights */
   const char *embed;
+  /* threads for every kernel with two or more outer iterations, not only
+   * those estimated to gain from them (testing the threaded code) */
+  bool threads_all;
 } cg_options;
 
 int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE *weights,

@@ -43,6 +43,7 @@ typedef struct {
   cg_memo *memo;  /* values of the statement being printed */
   int nmemo, capmemo, nvars;
   int threads;
+  bool threads_all; /* cg_options.threads_all */
   char index_name[32];
   bool has_index; /* an indexed read: the kernel can fail */
   /* register-blocked kernels, while a statement is printed: the element of
@@ -58,6 +59,7 @@ typedef struct {
   /* threads: where the threaded loop's body goes when it gets a function of
    * its own (NULL: no such function), and whether it did, with its index */
   cg_buf *rows;
+  bool worth_threads; /* the kernel is large enough for threads (emit.c) */
   bool rows_split, in_rows;
   char rows_iter[32];
 } cg_kernel;

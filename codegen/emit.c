@@ -733,12 +733,21 @@ static bool whole_tiles(isl_ast_node *loop) {
   return (kinds & (1u << SCHED_STMT_UPDATE)) && (kinds & (1u << SCHED_STMT_FINAL));
 }
 
+/* Threads only where they pay: a parallel region costs microseconds (fork
+ * and join; far more when the other core is busy), so a kernel gets them
+ * when its estimated time on one core is at least 20 us: its FLOPs at 64
+ * per ns in a register block, 16 elsewhere, plus its compulsory bytes at
+ * 16 per ns (symbolic sizes at their reference point). The tiny LLaMA
+ * (0.035 ms in all) then runs on one thread; a decode step's projections
+ * (weights streamed, 2.4 MB each) keep two. */
 static bool wants_threads(const cg_kernel *c) {
-  double work = 1; /* symbolic extents: at the reference point */
-  for (int i = 0; i < c->k->naxes; i++)
-    work *= (double)ir_dim_ref(c->p->g, c->k->space.d[c->k->axes[i]]);
-  return c->threads >= 2 && work >= 65536 && c->k->nouter &&
-         ir_dim_ref(c->p->g, c->k->space.d[c->k->outer[0]]) >= 2;
+  if (c->threads < 2 || !c->k->nouter || ir_dim_ref(c->p->g, c->k->space.d[c->k->outer[0]]) < 2)
+    return false;
+  int64_t flops, bytes;
+  sched_kernel_cost(c->p, c->k, &flops, &bytes);
+  double ns = (double)ir_dim_ref(c->p->g, flops) / (c->k->gemm.on ? 64 : 16) +
+              (double)ir_dim_ref(c->p->g, bytes) / 16;
+  return ns >= 20000 || c->threads_all;
 }
 
 static void parallel_pragma(cg_kernel *c, bool rows) {
@@ -860,7 +869,7 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
       memmove(cd.s, cd.s + 1, cd.n - 2);
       cd.s[cd.n - 2] = 0;
     }
-    bool threads = c->depth == 1 && !c->in_rows && !c->in_slices && wants_threads(c) &&
+    bool threads = c->depth == 1 && !c->in_rows && !c->in_slices && c->worth_threads &&
                    (!c->k->gemm.on || whole_tiles(node));
     if (threads && c->rows && !c->k->gemm.on) {
       print_rows_loop(c, node, i.s, b.s, cd.s, s.s);
@@ -942,6 +951,7 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
 int cg_kernel_body(cg_kernel *c) {
   c->depth = 1;
   c->acc_sub = "";
+  c->worth_threads = wants_threads(c);
   cg_buf decl = {0}, main = {0}, *out = c->body;
   for (int i = 0; i < c->k->nstages; i++) {
     const char *T = cg_ctype(ir_node_get(c->p->g, c->k->stages[i])->dtype);

@@ -281,7 +281,7 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
     cg_buf body = {0}, def = {0}, rows = {0};
     cg_kernel ck;
     memset(&ck, 0, sizeof ck);
-    ck.p = p, ck.k = k, ck.body = &body, ck.out = &out, ck.threads = o->threads, ck.rows = &rows;
+    ck.p = p, ck.k = k, ck.body = &body, ck.out = &out, ck.threads = o->threads, ck.threads_all = o->threads_all, ck.rows = &rows;
     if (cg_kernel_body(&ck)) {
       snprintf(err, errlen, "internal: cannot print kernel %d", i);
       free(kernels.s), free(entry.s), free(body.s);

@@ -93,7 +93,7 @@ static int emit_files(rt_model *m, bool embed, char *err, size_t n) {
   if (embed && !*wabs) return snprintf(err, n, "%s: cannot resolve the directory", m->dir), -1;
   rt_outset set;
   if (rt_outset_open(&set, m->dir, m->name, ext, embed ? 4 : 3, err, n)) return -1;
-  cg_options co = {m->name, m->threads, embed ? wabs : NULL};
+  cg_options co = {m->name, m->threads, embed ? wabs : NULL, m->threads_all};
   int rc = cg_emit(m->p, &co, set.f[0], set.f[1], set.f[2], err, n);
   if (!rc && embed) rc = cg_emit_embedded(m->p, &co, set.f[3], err, n);
   if (rc) {
@@ -124,6 +124,7 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
   if (!m) abort();
   snprintf(m->name, sizeof m->name, "%s", name);
   m->threads = o->threads;
+  m->threads_all = o->threads_all;
   if (outdir) {
     snprintf(m->dir, sizeof m->dir, "%s", outdir);
     if (mkdir(outdir, 0777) && errno != EEXIST) {

@@ -22,6 +22,7 @@ typedef struct {
   const char *dump;       /* NULL, "ir-lowered", "ir", "schedule" (to stderr) or "dot=FILE" */
   bool no_rewrite;        /* skip the gather rewrite (keeps the one-hot form) */
   int threads;            /* > 1: OpenMP in the generated code (build with -fopenmp) */
+  bool threads_all;       /* threads also for kernels too small to gain (testing) */
   bool verbose;           /* per-stage timing on stderr */
   bool embed_weights;     /* also NAME_weights.c: the weights linked in */
   const char *report;     /* non-NULL: write the kernel report (JSON) there */
@@ -35,6 +36,7 @@ typedef struct {
   int nodes;              /* graph nodes after lowering */
   int rewrites;           /* gather rewrites applied */
   int threads;            /* as compiled (rt_build adds -fopenmp when > 1) */
+  bool threads_all;
   double run_ms;          /* wall time of the last rt_run's call into the model */
   void *so;               /* dlopen handle once built */
   int (*run)(const void *const *, void *const *, const void *, void *);

@@ -121,6 +121,14 @@ static void walk_free(walk *w) {
   free(w->labels);
 }
 
+void sched_kernel_cost(const sched_program *p, const sched_kernel *k, int64_t *flops,
+                       int64_t *bytes) {
+  walk w = walk_new(p);
+  cost c = kernel_cost(&w, k);
+  walk_free(&w);
+  *flops = c.flops, *bytes = ir_dim_add(c.read, c.written);
+}
+
 int sched_report_json(const sched_program *p, void *file) {
   FILE *f = file;
   walk w = walk_new(p);

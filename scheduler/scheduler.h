@@ -206,6 +206,10 @@ int sched_gather_of(const sched_kernel *k, ir_ref r);
  * and written, its arena offset and size; totals (--report FILE.json,
  * report.c). The table: one line per kernel (-v). */
 int sched_report_json(const sched_program *p, void *file);
+/* One kernel's float operations and compulsory bytes (read and written), as
+ * the report counts them; symbolic sizes as polynomials. */
+void sched_kernel_cost(const sched_program *p, const sched_kernel *k, int64_t *flops,
+                       int64_t *bytes);
 void sched_report_table(const sched_program *p, void *file);
 /* Prints kernels with their loop nests (--dump schedule). */
 void sched_dump(const sched_program *p, void *file);

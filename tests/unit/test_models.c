@@ -86,7 +86,7 @@ static void test_convs_blocked(void **state) {
   (void)state;
   char path[1024], err[2048];
   snprintf(path, sizeof path, "%s/models/misc/convs.onnx", ONNX2C_SOURCE_DIR);
-  rt_options o = {.threads = 2};
+  rt_options o = {.threads = 2, .threads_all = true};
   rt_model *m = NULL;
   if (rt_compile(path, NULL, &o, &m, err, sizeof err)) fail_msg("%s", err);
   int blocked = 0, moves = 0;
