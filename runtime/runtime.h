@@ -47,6 +47,7 @@ typedef struct {
   size_t (*arena_size_dims)(const int64_t *);
   int64_t dims[IR_MAX_SYMS];
   void *weights;
+  size_t weights_len; /* weights mapped from the .weights file (0: allocated) */
   bool own_dir;           /* dir is a temporary to remove */
 } rt_model;
 
