@@ -8,7 +8,7 @@ DEMO_MODEL ?= models/llama/tiny_dynamic/model.onnx
 DEMO_PROMPT ?= models/llama/tiny_static/test_data_set_0/input_0.pb
 DEMO_TOKENS ?= 32
 
-.PHONY: all deps test test-fast test-asan demo bench clean install
+.PHONY: all deps test test-fast test-asan demo demo-large bench clean install
 
 all:
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
@@ -49,9 +49,21 @@ demo: deps all
 	@echo "== tiny LLaMA: onnx2c-caten vs onnxruntime (scripts/llama_demo.js)"
 	@node scripts/llama_demo.js $(BUILD)/onnx2c-caten $(DEMO_TOKENS)
 
+# The 1.1B LLaMA (TinyLlama's shape, random weights): makes it once in
+# models/llama/large (models/make_llama_large.py: 4.4 GB of external data,
+# ~4 minutes, ~8 GB of memory while it runs), then the same generation as
+# `make demo`: each form compiled once (time and peak RSS printed), prompt +
+# DEMO_TOKENS greedy tokens side by side with onnxruntime, 1 thread. Needs
+# ~9 GB of memory for the two runs one after the other and ~14 GB of disk.
+demo-large: deps all
+	@/usr/bin/python3 models/make_llama_large.py --out models/llama/large
+	@echo "== 1.1B LLaMA: onnx2c-caten vs onnxruntime (scripts/llama_demo.js)"
+	@node scripts/llama_demo.js $(BUILD)/onnx2c-caten $(DEMO_TOKENS) models/llama/large/prefill.onnx models/llama/large/decode.onnx
+
 # Performance: machine peaks, Gather/embedding, LLaMA vs onnxruntime-node
 # (bench/README.md), every row (~10 minutes); `make bench BENCH=quick` only
 # tiny and small; ONNX2C_BENCH_MODELS=tiny,small,base128,base1,basedec picks rows;
+# `make bench BENCH=large` only the 1.1B LLaMA's rows (opt-in: a 4.4 GB model);
 # TARGET=x86-64-v3 compiles and builds for AVX2 (%FMA against the AVX2 peak).
 bench: deps all
 	@BENCH="$(BENCH)" ONNX2C_BENCH_MODELS="$(ONNX2C_BENCH_MODELS)" TARGET="$(TARGET)" bench/run.sh $(BUILD)/onnx2c-caten

@@ -12,6 +12,9 @@ Environment:
                        rows, cnn = the five CNN rows, all = everything); default all
   BENCH=quick          same as ONNX2C_BENCH_MODELS=tiny,small
   BENCH=all            same as ONNX2C_BENCH_MODELS=all
+  BENCH=large          same as ONNX2C_BENCH_MODELS=large: the 1.1B LLaMA
+                       (largedec, large128; opt-in, not in `all`: it makes
+                       a 4.4 GB model and two 4.4 GB .weights)
   ONNX2C_BENCH_THREADS comma list of thread counts (default 1,2)
   ONNX2C_BENCH_EMBED   0 skips the embedding benchmark
   ONNX2C_BENCH_MACHINE 0 skips the peak measurements (uses cached ones)
@@ -64,6 +67,16 @@ LLAMA = {
     'basedec': (BASE, 1, f'llama-base decode past={DECODE_PAST}'),
 }
 LLAMA_ORDER = ['tiny', 'small', 'base128', 'base1', 'basedec']
+# The 1.1B LLaMA (TinyLlama's shape, models/make_llama_large.py, external
+# data in models/llama/large): key -> (form, symbols, label, warm-up, runs,
+# batch); a decode step is ~0.3 s, a prefill of 128 tokens seconds
+LARGE = {
+    'largedec': ('decode', {'past': DECODE_PAST, 'past_plus_1': DECODE_PAST + 1},
+                 f'llama-1.1B decode past={DECODE_PAST}', 3, 10, 5),
+    'large128': ('prefill', {'batch': 1, 'seq': 128}, 'llama-1.1B prefill S=128', 2, 6, 3),
+}
+LARGE_ORDER = ['largedec', 'large128']
+LARGE_DIR = os.path.join(ROOT, 'models', 'llama', 'large')
 # CNN rows: key -> (models/make_cnn.py arguments, label); conv3x3 and conv1x1
 # are single-convolution micro-benchmarks (one layer of the ResNet-18 net)
 CNN = {
@@ -387,7 +400,7 @@ def gen_llama(key):
 
 
 def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list, runs, batch, rows, compile_log,
-               symbols=None, env=None):
+               symbols=None, env=None, warmup=20):
     """Compiles `model` once per thread count, runs ours and onnxruntime
     interleaved; appends one row per thread count (without the rates)."""
     made = []
@@ -400,6 +413,7 @@ def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list
             log(f'  {tlabel}: onnx2c-caten {ct:.2f} s')
             bt, omp = build_harness(od, key)
             log(f'  {tlabel}: cc {bt:.2f} s{" (-fopenmp)" if omp else ""}')
+            share_weights(d, od, key)
             compile_log.append((tlabel, ct, bt, omp))
         except RuntimeError as e:
             log(f'  {tlabel}: FAILED: {e}')
@@ -408,7 +422,7 @@ def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list
             continue
         argv = harness_argv(od, key, files, out_bytes, symbols)
         try:
-            it = interleave(model, spec, argv, t, 20, runs, batch, os.path.join(d, f'dump_t{t}'), env)
+            it = interleave(model, spec, argv, t, warmup, runs, batch, os.path.join(d, f'dump_t{t}'), env)
         except RuntimeError as e:
             rows.append(dict(model=label, threads=t, error=str(e)))
             log(f'  {label} t={t}: FAILED: {e}')
@@ -419,6 +433,55 @@ def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list
         made.append(row)
         log(f"  {label} t={t}: ours {it['ours_ms']:.3f} ms, ort {it['ort_ms']:.3f} ms, max|diff| {it['maxdiff']:.3g}")
     return made
+
+
+def share_weights(d, od, key):
+    """A --threads N compile writes the same .weights as the 1-thread one
+    (threads change the C only): checked byte for byte, then one file is
+    kept (hard link; the 1.1B model's is 4.4 GB)."""
+    one, this = os.path.join(d, 'gen', key + '.weights'), os.path.join(od, key + '.weights')
+    if one == this or not os.path.exists(one) or os.path.getsize(one) < (64 << 20):
+        return
+    if subprocess.run(['cmp', '-s', one, this]).returncode == 0:
+        os.remove(this)
+        os.link(one, this)
+
+
+def llama_rates(row, P, tokens, peaks):
+    s = row['ours_ms'] * 1e-3
+    gflops, gbs = 2 * P * tokens / s / 1e9, 4 * P / s / 1e9
+    row.update(gflops=gflops, pct_fma=100 * gflops / peak_for(peaks, 'fma', row['ours_threads']),
+               gbs=gbs, pct_bw=100 * gbs / peak_for(peaks, 'triad', row['ours_threads']), params=P,
+               tokens=tokens)
+
+
+def bench_large(keys, threads_list, rows, peaks, compile_log):
+    """The 1.1B rows: the model is made once (make_llama_large.py keeps a
+    folder whose stamp matches); ours runs the symbolic build (dimensions at
+    run time, harness --dims) as onnxruntime runs the symbolic model."""
+    try:
+        log(f'  model: make_llama_large.py --out {os.path.relpath(LARGE_DIR, ROOT)}')
+        run([PY, os.path.join(ROOT, 'models', 'make_llama_large.py'), '--out', LARGE_DIR], timeout=7200)
+    except RuntimeError as e:
+        for key in keys:
+            rows.append(dict(model=LARGE[key][2], threads='-', error='generator: ' + str(e)))
+        return
+    for key in keys:
+        form, symbols, label, warm, runs, batch = LARGE[key]
+        d = os.path.join(WORK, 'llama', key)
+        os.makedirs(d, exist_ok=True)
+        model = os.path.join(LARGE_DIR, form + '.onnx')
+        m, ins, outs = model_io(model, symbols)
+        P = matmul_params(m)
+        tokens = int(np.prod(ins[0][2]))
+        out_bytes = [int(np.prod(o[2])) * np.dtype(DTYPE[o[1]][1]).itemsize for o in outs]
+        files, spec = write_inputs(ins, d, 32000, DECODE_PAST)
+        # passive OpenMP waiting, as the CNN rows: on this busy 2-core VM a
+        # spinning or yielding worker made a 2-thread decode step 4.4 s
+        # instead of 0.88 (one region per kernel, ~250 per step)
+        for row in time_model(key, label, model, d, [], files, spec, out_bytes, threads_list, runs, batch, rows,
+                              compile_log, symbols, env={'OMP_WAIT_POLICY': 'passive'}, warmup=warm):
+            llama_rates(row, P, tokens, peaks)
 
 
 def bench_llama(keys, threads_list, rows, peaks, compile_log):
@@ -442,11 +505,7 @@ def bench_llama(keys, threads_list, rows, peaks, compile_log):
         # onnxruntime runs the symbolic model
         for row in time_model(key, label, model, d, [], files, spec, out_bytes, threads_list, runs, batch, rows,
                               compile_log, symbols):
-            s = row['ours_ms'] * 1e-3
-            gflops, gbs = 2 * P * tokens / s / 1e9, 4 * P / s / 1e9
-            row.update(gflops=gflops, pct_fma=100 * gflops / peak_for(peaks, 'fma', row['ours_threads']),
-                       gbs=gbs, pct_bw=100 * gbs / peak_for(peaks, 'triad', row['ours_threads']), params=P,
-                       tokens=tokens)
+            llama_rates(row, P, tokens, peaks)
 
 
 # ---------------------------------------------------------------- cnn
@@ -589,12 +648,12 @@ def machine_desc():
     return f'{cpu}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}, {cc}, node {subprocess.run([NODE, "--version"], capture_output=True, text=True).stdout.strip()}, load avg at start {os.getloadavg()[0]:.2f}'
 
 
-def update_readme(text):
+def update_readme(text, block='results'):
     p = os.path.join(BENCH, 'README.md')
     if not os.path.exists(p):
         return
     s = open(p).read()
-    a, b = '<!-- results:begin -->', '<!-- results:end -->'
+    a, b = f'<!-- {block}:begin -->', f'<!-- {block}:end -->'
     if a in s and b in s:
         s = s[:s.index(a) + len(a)] + '\n' + text + '\n' + s[s.index(b):]
         open(p, 'w').write(s)
@@ -604,6 +663,8 @@ def main():
     sel = os.environ.get('ONNX2C_BENCH_MODELS', '')
     if os.environ.get('BENCH', '') == 'quick':
         sel = sel or 'tiny,small'
+    if os.environ.get('BENCH', '') == 'large':
+        sel = sel or 'large'
     sel = sel or 'all'
     keys = []
     for k in [x.strip() for x in sel.split(',') if x.strip()]:
@@ -613,13 +674,15 @@ def main():
             keys += ['base128', 'base1', 'basedec']
         elif k == 'cnn':
             keys += CNN_ORDER
-        elif k in LLAMA or k in CNN:
+        elif k == 'large':
+            keys += LARGE_ORDER
+        elif k in LLAMA or k in CNN or k in LARGE:
             keys.append(k)
         elif k in ('none', 'embedding'):
             pass
         else:
             sys.exit(f'bench: unknown model {k!r} in ONNX2C_BENCH_MODELS (tiny,small,base128,base1,basedec,base,'
-                     f'{",".join(CNN_ORDER)},cnn,all,none)')
+                     f'{",".join(CNN_ORDER)},cnn,largedec,large128,large,all,none)')
     keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
     threads_list = [int(t) for t in os.environ.get('ONNX2C_BENCH_THREADS', '1,2').split(',')]
     if not os.access(ONNX2C, os.X_OK):
@@ -647,6 +710,9 @@ def main():
     if any(k in LLAMA for k in keys):
         log('\n== llama')
         bench_llama([k for k in keys if k in LLAMA], threads_list, rows, peaks, compile_log)
+    if any(k in LARGE for k in keys):
+        log('\n== llama 1.1B')
+        bench_large([k for k in keys if k in LARGE], threads_list, rows, peaks, compile_log)
     if any(k in CNN for k in keys):
         log('\n== cnn')
         bench_cnn([k for k in keys if k in CNN], threads_list, rows, peaks, compile_log)
@@ -668,9 +734,11 @@ def main():
             clines.append(f'  {name:<32} onnx2c-caten {ct:7.2f} s   cc {bt:7.2f} s{"  (-fopenmp)" if omp else ""}')
     for l in clines:
         log(l)
-    write_csv(rows, os.path.join(BENCH, 'results.csv'))
-    how = draw_png(rows, os.path.join(BENCH, 'results.png'))
-    log(f'\nwrote bench/results.csv, bench/results.png ({how})')
+    # a run of the 1.1B rows alone keeps its own results (the full table stays)
+    stem = 'results_large' if keys and all(k in LARGE for k in keys) else 'results'
+    write_csv(rows, os.path.join(BENCH, stem + '.csv'))
+    how = draw_png(rows, os.path.join(BENCH, stem + '.png'))
+    log(f'\nwrote bench/{stem}.csv, bench/{stem}.png ({how})')
 
     peak_lines = [f'- {t} thread(s): FMA fp32 peak ({peaks.get("isa", "?")}) {peak_for(peaks, "fma", t):.1f} GFLOP/s, STREAM triad {peak_for(peaks, "triad", t):.1f} GB/s'
                   for t in sorted(int(k) for k in peaks['fma'])]
@@ -689,7 +757,7 @@ def main():
                       *peak_lines, '', 'onnxruntime per-call floor (1-element Identity):', '', *floor_lines, '',
                       'Embedding (1 thread):', '', *emb_lines, '',
                       '```', *lines, '```', '', 'Compile times:', '', '```', *clines, '```'])
-    update_readme(text)
+    update_readme(text, 'large' if stem == 'results_large' else 'results')
     bad = [r['model'] for r in rows if r.get('error') or check_of(r) != 'ok']
     # the embedding outputs against numpy W[ids], both forms
     for V, r in emb.items():

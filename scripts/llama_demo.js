@@ -6,7 +6,9 @@
 //
 // PREFILL/DECODE default to the tiny float exports; the quantized tests pass
 // the models of models/make_llama_quant.py (same weights, same prompt) and
-// ATOL 1e-3 (default 1e-4) for the logits.
+// ATOL 1e-3 (default 1e-4) for the logits; `make demo-large` passes the 1.1B
+// model (models/make_llama_large.py). The sizes (vocab, layers, KV heads,
+// head size) are read off onnxruntime's prefill outputs, which runs first.
 //
 // Ours: the prefill export (models/llama/tiny_prefill: logits and the KV
 // cache, dynamic batch and seq) and the decode-step export (tiny_decode:
@@ -64,8 +66,9 @@ function ms(t0) {
   return Number(process.hrtime.bigint() - t0) / 1e6;
 }
 
-// onnxruntime: prefill, then decode steps fed with the presents of the step before
-async function generateOrt(prompt, vocab, layers) {
+// onnxruntime: prefill, then decode steps fed with the presents of the step
+// before; the model's sizes from the prefill's outputs
+async function generateOrt(prompt) {
   const opts = { intraOpNumThreads: 1, graphOptimizationLevel: 'all', extra: ORT_EXACT };
   const pre = await ort.InferenceSession.create(prefillModel, opts);
   const dec = await ort.InferenceSession.create(decodeModel, opts);
@@ -74,6 +77,8 @@ async function generateOrt(prompt, vocab, layers) {
   let t0 = process.hrtime.bigint();
   let r = await pre.run({ ids });
   const steps = [{ us: ms(t0) * 1e3 }];
+  const vocab = r.logits.dims[2], layers = pre.outputNames.filter((n) => n.startsWith('present_k_')).length;
+  const [, kvHeads, , headDim] = r.present_k_0.dims;
   let row = r.logits.data.slice((prompt.length - 1) * vocab, prompt.length * vocab);
   const rows = [row];
   let token = argmax(row);
@@ -100,7 +105,7 @@ async function generateOrt(prompt, vocab, layers) {
   }
   await pre.release();
   await dec.release();
-  return { tokens, rows, steps };
+  return { tokens, rows, steps, sizes: { vocab, kvHeads, headDim } };
 }
 
 // ours: compile each model once (symbolic), build the host, run it
@@ -108,8 +113,11 @@ function generateOurs(prompt, vocab, kvHeads, headDim) {
   const dirs = {};
   for (const [name, model] of [['prefill', prefillModel], ['decode', decodeModel]]) {
     dirs[name] = path.join(tmp, name);
-    const r = run(exe, [model, '-o', dirs[name], '--name', name]);
-    console.log(`  ${r.stdout.trim()}`);
+    // the compile's time and peak RSS when GNU time is there
+    const timed = fs.existsSync('/usr/bin/time');
+    const r = timed ? run('/usr/bin/time', ['-f', '%e s, peak RSS %M KB', exe, model, '-o', dirs[name], '--name', name])
+      : run(exe, [model, '-o', dirs[name], '--name', name]);
+    console.log(`  ${r.stdout.trim()}${timed ? ` (${r.stderr.trim().split('\n').pop()})` : ''}`);
   }
   const host = path.join(tmp, 'llama_host');
   run('cc', [...CFLAGS, '-I', dirs.prefill, '-I', dirs.decode, path.join(root, 'scripts/llama_host.c'),
@@ -132,16 +140,12 @@ function mean(v) {
 }
 
 async function main() {
-  // sizes from the reference data: logits [1,1,vocab], present_k_0 [1,kvh,past+1,hd]
-  const ref = path.join(llama, 'tiny_decode/test_data_set_0');
-  const vocab = tensorAt(path.join(ref, 'output_0.pb')).dims[2];
-  const [, kvHeads, , headDim] = tensorAt(path.join(ref, 'output_1.pb')).dims;
-  const layers = (fs.readdirSync(ref).filter((f) => f.startsWith('output_')).length - 1) / 2;
   const prompt = Array.from(tensorAt(path.join(llama, 'tiny_static/test_data_set_0/input_0.pb')).data, Number);
   console.log(`prompt (${prompt.length} token ids): ${prompt.join(' ')}`);
+  const theirs = await generateOrt(prompt);
+  const { vocab, kvHeads, headDim } = theirs.sizes;
   console.log(`onnx2c-caten: each model compiled once, symbolic dimensions:`);
   const ours = generateOurs(prompt, vocab, kvHeads, headDim);
-  const theirs = await generateOrt(prompt, vocab, layers);
 
   console.log('\ntop-5 logits of the first step (prefill):  onnx2c-caten          |  onnxruntime');
   const a = top5(ours.rows[0]), b = top5(theirs.rows[0]);
