@@ -507,6 +507,14 @@ tensor_pb("valid_x.pb", np.ones((2, 8), np.float32))
 ext_case("fifo", "pipe.bin", setup=lambda d: os.mkfifo(os.path.join(d, "pipe.bin")))
 ext_case("subdir", "sub", setup=lambda d: os.mkdir(os.path.join(d, "sub")))
 ext_case("dotdot_name", "w..bin", setup=lambda d: shutil.copy(os.path.join(d, "weights.bin"), os.path.join(d, "w..bin")))
+# mapped from a page boundary below the offset: a tensor 4 bytes into the
+# file is accepted; 4 bytes short of its end is refused
+def ext_bytes(n):
+    return lambda d: open(os.path.join(d, "weights.bin"), "wb").write(b"\0" * n)
+
+
+ext_case("unaligned", "weights.bin", offset=4, length=24, setup=ext_bytes(28))
+ext_case("unaligned_short", "weights.bin", offset=4, length=24)
 
 # Pad: INT64_MIN has no negation (the crop); 2^62 on both sides overflows.
 for nm, pv in (("pad_int64_min", [-(1 << 63), 0, 0, 0]), ("pad_huge", [0, 1 << 62, 0, 1 << 62])):
