@@ -136,6 +136,18 @@ def widen(model, layers):
     return roles
 
 
+def fix_outputs(model, a):
+    """torch names the head size of a prefill's present_k an unknown symbol
+    (it comes out of an Add); the cache outputs are [batch, kv_heads, seq,
+    head_dim] with the two sizes fixed."""
+    for v in model.graph.output:
+        if v.name.startswith("present_"):
+            d = v.type.tensor_type.shape.dim
+            for i, val in ((1, a.kv_heads), (3, a.dim // a.heads)):
+                d[i].Clear()
+                d[i].dim_value = val
+
+
 def draw(role, dims, seed):
     rng = np.random.default_rng([seed, zlib.crc32(role.encode())])
     if role.endswith("norm.weight"):
@@ -203,6 +215,7 @@ def main():
         for form, path in (("prefill", files[0]), ("decode", files[1])):
             model = export_small(a, form, path)
             roles = widen(model, a.layers)
+            fix_outputs(model, a)
             externalise(model, roles, data, table, a.seed)
             del model.graph.value_info[:]
             onnx.save(model, path)
