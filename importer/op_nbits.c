@@ -146,7 +146,9 @@ static int lower_matmul_nbits(imp_node *n) {
   int arank = as->rank; /* `as` points into the graph: adding nodes moves it */
   /* checks the sizes of the scales and zero points (both forms read them) */
   ir_ref zq = zero_points(n, z, N, kb, (int)bits), sq = per_block(n, sc, N, kb, "scales");
-  if (ir_failed(g)) return -1;
+  /* a refused size is recorded on the node, not the graph: stop before
+   * the constant form reads the arrays at the expected sizes */
+  if (ir_failed(g) || zq == IR_NONE || sq == IR_NONE) return -1;
   ir_ref y;
   if (weight_data(g, b) && weight_data(g, sc) && (z == IR_NONE || weight_data(g, z)) && arank + 2 <= IR_MAX_RANK) {
     y = blocked(n, a, b, sc, z, K, N, (int)bits, bs);
