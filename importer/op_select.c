@@ -50,9 +50,7 @@ static ir_ref pick_rows(ir_graph *g, ir_ref x3, ir_ref src, int64_t P, int64_t L
   bool b = ir_node_get(g, x3)->dtype == IR_BOOL;
   ir_ref x = b ? ir_cast(g, x3, IR_U8) : x3;
   ir_dtype t = ir_node_get(g, x)->dtype;
-  /* src in a buffer of its own: computed in the reading kernel, the read
-   * (hoisted out of the reduction that makes src) came before it */
-  ir_ref hit = ir_eq(g, ir_iota(g, SH(1, 1, L, 1), 2), ir_view_reshape(g, ir_move(g, src), SH(1, K, 1, 1)));
+  ir_ref hit = ir_eq(g, ir_iota(g, SH(1, 1, L, 1), 2), ir_view_reshape(g, src, SH(1, K, 1, 1)));
   ir_ref r = ir_sum(g, ir_where(g, hit, ir_view_reshape(g, x, SH(P, 1, L, Q)), ir_scalar(g, t, 0)), 4u, false);
   return b ? ir_binary(g, IR_NEQ, r, ir_scalar(g, IR_U8, 0)) : r;
 }

@@ -213,6 +213,17 @@ static bool find_gathers(fuse_ctx *f, sched_kernel *k, ir_ref x, const int *ids,
   return true;
 }
 
+/* Does the inline value `x` read one of the kernel's stages? (Walks at
+ * most the inline depth, which fusion bounds.) */
+static bool reads_stage(fuse_ctx *f, const sched_kernel *k, ir_ref x) {
+  if (stage_index(k->stages, k->nstages, x) >= 0) return true;
+  if (f->mat[x]) return false;
+  const ir_node *n = ir_node_get(f->p->g, x);
+  for (int i = 0; i < n->nsrc; i++)
+    if (reads_stage(f, k, n->src[i])) return true;
+  return false;
+}
+
 /* Hoists the indices of the kernel's gathers to the outer loops: with no
  * reduction stage the outer axes become those the indices depend on (the
  * others, e.g. the embedding dimension, run inside in order); with stages,
@@ -229,8 +240,13 @@ static void hoist_gathers(fuse_ctx *f, sched_kernel *k) {
     ids[j] = j < ir_node_get(f->p->g, k->root)->shape.rank ? k->root_axis[j] : -1;
   if (ok) ok = find_gathers(f, k, k->root, ids, true);
   uint32_t deps = 0, outer = 0;
-  for (int i = 0; ok && i < k->ngathers; i++)
-    deps |= deps_of(f, k, ir_node_get(f->p->g, k->gathers[i])->src[1], k->gather_ids[i]);
+  /* an index computed from a stage is not known before the stage's loop:
+   * it stays in the final statement (a hoisted read came first) */
+  for (int i = 0; ok && i < k->ngathers; i++) {
+    ir_ref e = ir_node_get(f->p->g, k->gathers[i])->src[1];
+    deps |= deps_of(f, k, e, k->gather_ids[i]);
+    ok = !reads_stage(f, k, e);
+  }
   for (int i = 0; i < k->nouter; i++) outer |= 1u << k->outer[i];
   if (!ok || !k->ngathers || (k->nstages && (deps & ~outer))) {
     k->ngathers = 0;
