@@ -90,7 +90,7 @@ def q_nbits(w, bs, zero_points):
     return packed, s.reshape(-1), zpk
 
 
-def quantize(model, a):
+def quantize(model, a, base_dir):
     g = model.graph
     init = {t.name: t for t in g.initializer}
     outputs = {o.name for o in g.output}
@@ -103,7 +103,7 @@ def quantize(model, a):
             nodes.append(node)
             continue
         count += 1
-        W = numpy_helper.to_array(w).astype(np.float32)
+        W = numpy_helper.to_array(w, base_dir).astype(np.float32)
         K, N = W.shape
         x, y, p = node.input[0], node.output[0], f"{node.input[1]}_q"
         drop.add(node.input[1])
@@ -183,13 +183,25 @@ def main():
         return b_input_model(a.b_input)
     if not a.inp or not a.form:
         p.error("--in and --form are required")
-    model = onnx.load(a.inp)
-    n = quantize(model, a)
+    # external data is read one tensor at a time (a 4.4 GB model never
+    # whole in memory); the float tensors left are loaded to be saved anew
+    base = os.path.dirname(os.path.abspath(a.inp))
+    model = onnx.load(a.inp, load_external_data=False)
+    external = any(t.data_location == TensorProto.EXTERNAL for t in model.graph.initializer)
+    n = quantize(model, a, base)
+    if external:
+        for t in model.graph.initializer:
+            if t.data_location == TensorProto.EXTERNAL:
+                t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t, base), t.name))
     if a.form != "nbits":  # the checker knows no com.microsoft schema
         onnx.checker.check_model(model)
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, "model.onnx")
-    onnx.save(model, path)
+    if external:  # stays external: the result may pass protobuf's 2 GB
+        onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                  location="model.onnx.data", size_threshold=1024)
+    else:
+        onnx.save(model, path)
     print(f"{path}: {os.path.getsize(path)} bytes, {n} MatMuls quantized ({a.form})")
 
 
