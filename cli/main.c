@@ -50,6 +50,10 @@ static const char usage[] =
     "                          inputs (the model stays compiled symbolically)\n"
     "      --freeze [NAME=]FILE.pb  fix graph input NAME (default: the tensor's\n"
     "                          name) to the constant in FILE: specialises the model\n"
+    "      --seq NAME=SHAPES   the elements' shapes of sequence or optional input\n"
+    "                          NAME, e.g. x=[2,3],[4] (x= empty, x=none an empty\n"
+    "                          optional): the entry takes each element as the\n"
+    "                          tensor NAME[K]; run takes them from its inputs\n"
     "      --dump WHAT         print to stderr: ir-lowered (primitives as lowered),\n"
     "                          ir (after rewrites) or schedule (kernels, loop nests);\n"
     "                          dot=FILE writes the kernel graph for Graphviz\n"
@@ -87,8 +91,8 @@ static const char usage[] =
 typedef struct {
   const char *cmd, *model, *outdir, *cflags;
   const char *inputs[MAX_FILES], *expects[MAX_FILES], *dims[MAX_FILES], *freeze[MAX_FILES];
-  const char *sets[MAX_FILES], *syms[MAX_FILES];
-  int nin, nexp, ndims, nfreeze, nsets, nsyms;
+  const char *sets[MAX_FILES], *syms[MAX_FILES], *values[MAX_FILES];
+  int nin, nexp, ndims, nfreeze, nsets, nsyms, nvalues;
   unsigned seed;
   double atol, rtol;
   rt_options rt;
@@ -126,6 +130,7 @@ static int parse(int argc, char **argv, args *a) {
       {"sym", required_argument, 0, 'Y'},     {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},       {"target", required_argument, 0, 'G'},
       {"no-kslice", no_argument, 0, 'K'},     {"threads-all", no_argument, 0, 'L'},
+      {"seq", required_argument, 0, 'Q'},
       {0, 0, 0, 0}};
   a->seed = 1;
   a->atol = 1e-5;
@@ -160,6 +165,10 @@ static int parse(int argc, char **argv, args *a) {
     case 'Y':
       if (a->nsyms == MAX_FILES || !strchr(optarg, '=')) return die("--sym takes NAME=VALUE"), -1;
       a->syms[a->nsyms++] = optarg;
+      break;
+    case 'Q':
+      if (a->nvalues == MAX_FILES || !strchr(optarg, '=')) return die("--seq takes NAME=SHAPES"), -1;
+      a->values[a->nvalues++] = optarg;
       break;
     case 'Z':
       if (a->nfreeze == MAX_FILES) return die("too many --freeze"), -1;
@@ -211,6 +220,8 @@ static int parse(int argc, char **argv, args *a) {
   a->rt.imp.ndims = a->ndims;
   a->rt.imp.freeze = a->freeze;
   a->rt.imp.nfreeze = a->nfreeze;
+  a->rt.imp.values = a->values;
+  a->rt.imp.nvalues = a->nvalues;
   return 0;
 }
 
@@ -274,9 +285,11 @@ static int build_model(args *a, const char *const *files, int nfiles, rt_model *
                        size_t n) {
   imp_tensor *ins = calloc((size_t)nfiles + 1, sizeof *ins);
   if (!ins) abort();
-  int rc = 0;
+  imp_io io;
   char rerr[1024];
-  for (int i = 0; i < nfiles && !rc; i++) rc = rt_tensor_read(files[i], &ins[i], rerr, sizeof rerr);
+  int rc = imp_model_io(a->model, &io, rerr, sizeof rerr); /* how to read each file */
+  for (int i = 0; i < nfiles && !rc; i++) rc = rt_value_read(files[i], i < io.nin ? &io.in[i] : NULL, &ins[i], rerr, sizeof rerr);
+  imp_io_free(&io);
   /* an unreadable input: the compiler's refusal of the model comes first */
   if (rc && !rt_compile(a->model, NULL, &a->rt, m, err, n)) rt_model_free(*m), *m = NULL, snprintf(err, n, "%s", rerr);
   if (!rc) rc = rt_compile_for(a->model, NULL, &a->rt, ins, files, nfiles, spec, m, err, n);
@@ -289,13 +302,16 @@ static int build_model(args *a, const char *const *files, int nfiles, rt_model *
   return -1;
 }
 
-/* Runs built model `m` on `ins`; outputs go to *outs. */
+/* Runs built model `m` on `ins`; the model's output values go to *outs. */
 static int run_built(args *a, rt_model *m, const imp_tensor *ins, int nin, imp_tensor **outs, int *nout, char *err,
                      size_t n) {
-  *nout = rt_output_count(m);
-  *outs = calloc((size_t)*nout + 1, sizeof **outs);
-  int rc = rt_run(m, ins, nin, *outs, err, n);
+  int no = rt_output_count(m);
+  imp_tensor *flat = calloc((size_t)no + 1, sizeof *flat);
+  int rc = rt_run(m, ins, nin, flat, err, n);
   if (!rc && a->rt.verbose) fprintf(stderr, "onnx2c-caten: run       %8.3f ms\n", m->run_ms);
+  rt_group_outputs(m, flat, outs, nout); /* sequences: their tensors as one value */
+  for (int i = 0; i < no; i++) imp_tensor_free(&flat[i]);
+  free(flat);
   return rc;
 }
 
@@ -349,32 +365,36 @@ static int run_set(args *a, rt_model *m, const rt_spec *spec, const data_set *d,
   imp_tensor *ins = calloc((size_t)d->nin + 1, sizeof *ins), *outs = NULL;
   int nout = 0, nin = 0, rc = d->dir && !d->nin ? (snprintf(err, n, "%s: no input_0.pb", d->dir), -1) : 0;
   for (int i = 0; i < d->nin && !rc; i++) /* frozen inputs are constants now */
-    if (i >= 64 || !(spec->frozen >> i & 1)) rc = rt_tensor_read(d->inputs[i], &ins[nin++], err, n);
+    if (i >= 64 || !(spec->frozen >> i & 1))
+      rc = rt_value_read(d->inputs[i], i < m->io.nin ? &m->io.in[i] : NULL, &ins[nin++], err, n);
   if (!rc) rc = run_built(a, m, ins, nin, &outs, &nout, err, n);
   if (!rc && outdir) {
     mkdir(outdir, 0777);
     for (int i = 0; i < nout && !rc; i++) {
       char p[4200];
       snprintf(p, sizeof p, "%s/output_%d.pb", outdir, i);
-      rc = rt_tensor_write(p, &outs[i], err, n);
+      rc = rt_value_write(p, &outs[i], err, n);
     }
   }
   if (!rc && d->nexp) {
     if (d->nexp != nout) rc = (snprintf(err, n, "%d expected outputs given, the model has %d", d->nexp, nout), -1);
     for (int i = 0; i < nout && rc >= 0; i++) {
       imp_tensor want;
-      if (rt_tensor_read(d->expects[i], &want, err, n)) {
+      if (rt_value_read(d->expects[i], i < m->io.nout ? &m->io.out[i] : NULL, &want, err, n)) {
         rc = -1;
         break;
       }
       rt_diff df;
-      bool ok = rt_compare(&outs[i], &want, a->atol, a->rtol, &df);
+      bool ok = rt_value_compare(&outs[i], &want, a->atol, a->rtol, &df);
       char sh[128], name[1024];
       ir_shape_str(&want.shape, sh, sizeof sh);
+      if (want.kind != IMP_IO_TENSOR)
+        snprintf(sh, sizeof sh, " %s of %d", want.kind == IMP_IO_SEQUENCE ? "sequence" : want.present ? "optional" : "empty optional", want.nelem);
       if (d->dir) printf("%s: ", d->dir);
       printf("output %d '%s' %s%s: max abs %.3g, max rel %.3g, %lld mismatches: %s\n", i,
              shown(outs[i].name, name, sizeof name),
-             ir_dtype_name(want.dtype), sh, df.max_abs, df.max_rel, (long long)df.mismatches,
+             ir_dtype_name(want.kind != IMP_IO_TENSOR && want.nelem ? want.elem[0].dtype : want.dtype), sh, df.max_abs,
+             df.max_rel, (long long)df.mismatches,
              ok ? "PASS" : df.shape_ok ? "FAIL" : "FAIL (dtype or shape differs)");
       if (!ok) {
         rc = 1;
@@ -402,7 +422,7 @@ static int cmd_run(args *a) {
   if (!spec) abort();
   if (!nsets) status = die("run needs inputs: -i FILE... or --data-set DIR");
   for (int k = 0; k < nsets; k++) {
-    bool again = !m || spec->ndims || spec->nfreeze;
+    bool again = !m || spec->ndims || spec->nfreeze || spec->nvalues;
     if (again) rt_model_free(m), m = NULL;
     if (again && build_model(a, (const char *const *)sets[k].inputs, sets[k].nin, &m, spec, err, sizeof err)) {
       char msg[4096];
@@ -502,6 +522,12 @@ static int cmd_verify(args *a) {
   rt_spec *spec = calloc(1, sizeof *spec);
   if (!spec) abort();
   if (!rc) rc = build_model(a, files, nin, &m, spec, err, sizeof err);
+  for (int i = 0; !rc && i < m->io.nin + m->io.nout; i++) {
+    const imp_io_value *v = i < m->io.nin ? &m->io.in[i] : &m->io.out[i - m->io.nin];
+    if (v->kind != IMP_IO_TENSOR)
+      rc = (snprintf(err, sizeof err, "%s '%s' is a %s: onnxruntime-node passes tensors only (use run with --expect)",
+                     i < m->io.nin ? "input" : "output", v->name, v->kind == IMP_IO_SEQUENCE ? "sequence" : "optional"), -1);
+  }
   for (int i = 0; i < nin && !rc; i++) /* frozen inputs are constants now */
     if (i >= 64 || !(spec->frozen >> i & 1)) rc = rt_tensor_read(files[i], &ins[nrun++], err, sizeof err);
   if (!rc) rc = run_built(a, m, ins, nrun, &outs, &nout, err, sizeof err);

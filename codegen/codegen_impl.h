@@ -84,6 +84,8 @@ void cg_ftext(FILE *f, const char *s, bool literal);
 void cg_dim(cg_buf *b, int64_t d, bool bound);
 /* " *   input 0 'ids': i64 [batch,seq]" (program.c). */
 void cg_io_comment(FILE *h, const sched_program *p, const char *what, ir_ref r, int i, const char *name);
+/* The graph's notes (ir_add_note), one comment line each, escaped. */
+void cg_io_notes(FILE *h, const sched_program *p);
 /* Symbolic dimensions (dims.c): the symbols a printed kernel body uses
  * (bit per symbol id; the locals of non-affine extents are prepended to
  * the body), as parameters / call arguments; the entry function around the

@@ -346,6 +346,7 @@ void cg_dims_header(FILE *h, const sched_program *p, const char *N, bool embed) 
   }
   for (int i = 0; i < ir_output_count(p->g); i++)
     cg_io_comment(h, p, "output", ir_output(p->g, i), i, ir_output_name(p->g, i));
+  cg_io_notes(h, p);
   fprintf(h, " * Dimensions: ");
   for (int i = 0; i < ir_sym_count(p->g); i++) {
     fprintf(h, "%s", i ? ", " : "");

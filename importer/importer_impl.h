@@ -63,6 +63,7 @@ extern const imp_op_entry imp_ops_nbits[];
 extern const imp_op_entry imp_ops_sample[];
 extern const imp_op_entry imp_ops_text[];
 extern const imp_op_entry imp_ops_select[];
+extern const imp_op_entry imp_ops_sequence[];
 
 /* Errors: record a message about the node; returns -1. */
 int imp_fail(imp_node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -117,6 +118,60 @@ const Onnx__GraphProto *imp_attr_graph(imp_node *n, const char *name);
  * names `what` and the inner node. */
 int imp_lower_subgraph(imp_node *n, const Onnx__GraphProto *sub, const char *what, const ir_ref *ins, int nins,
                        ir_ref *outs, int nouts);
+/* Sequences and optionals (seq_value.c). Their lengths, and an optional's
+ * presence, are known at compile time: a value of sequence type, or an
+ * empty optional, is a handle where a tensor is an ir_ref (<= IMP_SEQ_BASE,
+ * never a node), naming a list of tensors; an optional that holds a value
+ * is that value. Handles pass through sub-graphs (If, Loop) as tensors
+ * do; imp_in refuses them, imp_in_value and imp_set_out take them. */
+#define IMP_SEQ_BASE (-2)
+static inline bool imp_is_seq(ir_ref r) {
+  return r <= IMP_SEQ_BASE;
+}
+typedef struct {
+  int n;            /* elements (0 for an empty optional) */
+  ir_ref *items;    /* tensors */
+  int elem_type;    /* ONNX element type (0: unknown, an empty sequence of unknown type) */
+  bool none;        /* an empty optional, not a sequence */
+} imp_seq;
+typedef struct imp_seqs imp_seqs;
+/* The store of the import (load.c owns the pointer). */
+imp_seqs **imp_ctx_seqs(imp_ctx *c);
+ir_graph *imp_ctx_graph(imp_ctx *c);
+void imp_seqs_free(imp_seqs *s);
+/* A new sequence (or, `none`, an empty optional) of `cnt` tensors, copied:
+ * its handle, or IR_NONE with an error recorded. */
+ir_ref imp_seq_new(imp_node *n, const ir_ref *items, int cnt, int elem_type, bool none);
+/* The sequence behind `r`; NULL (an error recorded) when `r` is a tensor. */
+const imp_seq *imp_seq_of(imp_node *n, ir_ref r);
+/* Input `i` whatever its kind: a tensor or a handle. */
+ir_ref imp_in_value(imp_node *n, int i);
+/* An If whose condition is known at run time, for outputs that are
+ * handles: element-wise Where when both branches give the same structure
+ * (else the condition must be frozen). */
+ir_ref imp_seq_where(imp_node *n, ir_ref cond, ir_ref a, ir_ref b);
+/* Graph inputs and outputs of sequence or optional type (seq_value.c):
+ * `vi`'s value from the elements' shapes `spec` (imp_options.values),
+ * its tensors graph inputs NAME[K] (an optional tensor: NAME); the handle
+ * or tensor, or IR_NONE with `err`. Sets iv->present (iv may be NULL). */
+ir_ref imp_seq_input(imp_ctx *c, const Onnx__GraphProto *gp, const Onnx__ValueInfoProto *vi, const char *spec,
+                     imp_io_value *iv, char *err, size_t errlen);
+/* Marks the tensors of graph output `name` (handle or tensor `r`, of
+ * declared type `tp`) as outputs NAME[K] (an optional tensor: NAME) and
+ * describes them in `io` (may be NULL); 0 or -1 with `err`. */
+int imp_seq_output(imp_ctx *c, const Onnx__GraphProto *gp, const char *name, ir_ref r, const Onnx__TypeProto *tp,
+                   imp_io_value *io, char *err, size_t errlen);
+/* The kind of a declared type (tensor when absent), whether an optional
+ * holds a sequence, and the tensors' ONNX element type (model_io.c). */
+imp_io_kind imp_io_kind_of(const Onnx__TypeProto *tp, bool *of_seq, int *elem_type);
+/* `io` as `gp` declares it (first and count unset). */
+int imp_io_declare(const Onnx__GraphProto *gp, imp_io *io, char *err, size_t errlen);
+/* The file at `path`, whole (a regular file); -1 with `err`. */
+int imp_read_file(const char *path, uint8_t **buf, size_t *len, char *err, size_t n);
+/* The decoded model at `path`: NULL with `err` when the file is empty,
+ * unsound, nested too deep or too large to decode. */
+Onnx__ModelProto *imp_read_model(const char *path, char *err, size_t errlen);
+
 /* Concat of `cnt` values along `axis` (op_shape.c). */
 ir_ref imp_concat(imp_node *n, const ir_ref *parts, int cnt, int axis);
 

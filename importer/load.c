@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* The memory limit for one value (tensor.c): RAM, or ONNX2C_MEM_LIMIT. */
 size_t imp_mem_limit(void);
@@ -42,7 +41,16 @@ struct imp_ctx {
   bool has_syms;      /* some graph input has a symbolic dimension (not pinned by --dim) */
   const Onnx__GraphProto *gp;
   int subgraph_depth; /* sub-graphs (If branches) being lowered inside each other */
+  imp_seqs *seqs;     /* sequence values (seq_value.c) */
 };
+
+imp_seqs **imp_ctx_seqs(imp_ctx *c) {
+  return &c->seqs;
+}
+
+ir_graph *imp_ctx_graph(imp_ctx *c) {
+  return c->g;
+}
 
 /* Sub-graphs nest at most this deep: the lowering recurses once per level. */
 #define MAX_SUBGRAPH_DEPTH 8
@@ -64,6 +72,7 @@ static const imp_op_entry *const families[] = {
     imp_ops_nbits,
     imp_ops_sample, imp_ops_text,
     imp_ops_select,
+    imp_ops_sequence,
 };
 
 /* `ms`: the node is in the com.microsoft domain. */
@@ -194,11 +203,18 @@ bool imp_has_in(const imp_node *n, int i) {
   return i >= 0 && (size_t)i < n->proto->n_input && n->proto->input[i][0];
 }
 
-ir_ref imp_in(imp_node *n, int i) {
+ir_ref imp_in_value(imp_node *n, int i) {
   if (!imp_has_in(n, i)) return IR_NONE;
   value *v = lookup(n->ctx, n->proto->input[i]);
   if (!v) return imp_fail(n, "input '%s' is not defined", n->proto->input[i]), IR_NONE;
   return v->ref;
+}
+
+ir_ref imp_in(imp_node *n, int i) {
+  ir_ref r = imp_in_value(n, i);
+  if (imp_is_seq(r))
+    return imp_fail(n, "input %d ('%s') is a sequence or optional, a tensor is expected", i, n->proto->input[i]), IR_NONE;
+  return r;
 }
 
 ir_ref imp_req(imp_node *n, int i) {
@@ -697,8 +713,6 @@ static void need_inputs(imp_ctx *c, ir_ref r) {
   free(stack);
 }
 
-static int read_file(const char *path, uint8_t **buf, size_t *len, char *err, size_t n);
-
 /* Graph inputs fixed by --freeze become constants. */
 static int add_frozen(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t n) {
   for (int i = 0; i < c->opt->nfreeze; i++) {
@@ -707,7 +721,7 @@ static int add_frozen(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t 
     size_t len;
     imp_tensor t;
     char e[512];
-    if (read_file(file, &buf, &len, err, n)) return -1;
+    if (imp_read_file(file, &buf, &len, err, n)) return -1;
     int rc = imp_tensor_decode(buf, len, NULL, &t, e, sizeof e);
     free(buf);
     if (rc) return snprintf(err, n, "%s: %s", file, e), -1;
@@ -781,16 +795,50 @@ static int check_declared(imp_ctx *c, const Onnx__ValueInfoProto *vi, ir_ref r, 
                   want, have);
 }
 
+/* A graph input of sequence or optional type, from the elements' shapes
+ * that imp_options.values gives (run and verify take them from the input
+ * files): a need when they are not given. */
+static int add_value_input(imp_ctx *c, const Onnx__GraphProto *gp, size_t i, char *err, size_t n) {
+  const Onnx__ValueInfoProto *vi = gp->input[i];
+  size_t len = strlen(vi->name);
+  const char *spec = NULL;
+  for (int k = 0; k < c->opt->nvalues && !spec; k++)
+    if (!strncmp(c->opt->values[k], vi->name, len) && c->opt->values[k][len] == '=') spec = c->opt->values[k] + len + 1;
+  imp_needs *nd = c->opt->needs;
+  if (!spec && nd && nd->nvalues < IMP_MAX_NEEDS) {
+    snprintf(nd->value[nd->nvalues].name, sizeof nd->value[0].name, "%s", vi->name);
+    nd->value[nd->nvalues++].input = input_position(gp, i);
+  }
+  if (!spec)
+    return ctx_fail(c, err, n, "graph input '%s' is a sequence or optional: its elements' shapes must be given (--seq)",
+                    vi->name);
+  char e[512];
+  imp_io_value *iv = c->opt->io ? &c->opt->io->in[input_position(gp, i)] : NULL;
+  ir_ref r = imp_seq_input(c, gp, vi, spec, iv, e, sizeof e);
+  if (r == IR_NONE) return ctx_fail(c, err, n, "graph input '%s': %s", vi->name, e);
+  define(c, vi->name, r);
+  return 0;
+}
+
 static int add_inputs(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t n) {
   if (unique_inputs(c, gp, err, n)) return -1;
-  for (size_t i = 0; i < gp->n_input; i++) {
+  imp_io *io = c->opt->io;
+  for (size_t i = 0, pos = 0; i < gp->n_input; i++) {
     const Onnx__ValueInfoProto *vi = gp->input[i];
     value *known = lookup(c, vi->name);
+    imp_io_value *iv = io && !is_initializer(gp, vi->name) && pos < (size_t)io->nin ? &io->in[pos++] : NULL;
+    if (iv) iv->first = ir_input_count(c->g), iv->frozen = known != NULL;
     if (known) { /* an initializer listed as input (or frozen) */
       if (check_declared(c, vi, known->ref, err, n)) return -1;
       continue;
     }
     const Onnx__TypeProto *tp = vi->type;
+    if (imp_io_kind_of(tp, NULL, NULL) != IMP_IO_TENSOR) {
+      if (add_value_input(c, gp, i, err, n)) return -1;
+      if (iv) iv->count = ir_input_count(c->g) - iv->first;
+      continue;
+    }
+    if (iv) iv->count = 1;
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
       return ctx_fail(c, err, n, "graph input '%s' is not a tensor", vi->name);
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
@@ -883,7 +931,7 @@ static int check_symbolic(imp_node *n) {
   for (int i = 0; i < imp_nin(n); i++) {
     if (!imp_has_in(n, i)) continue;
     value *v = lookup(n->ctx, n->proto->input[i]);
-    if (!v) continue;
+    if (!v || imp_is_seq(v->ref)) continue; /* a sequence: its ops take symbolic tensors */
     const ir_node *x = ir_node_get(n->g, v->ref);
     char what[320], sh[200];
     int64_t d = sym_in_data(x);
@@ -956,6 +1004,7 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
       imp_fail(&node, "output %d ('%s') was not produced", i, np->output[i]);
       break;
     }
+    if (imp_is_seq(v->ref)) continue; /* its tensors were checked as outputs of their nodes */
     mark_half(&node, v, half);
     /* Every output must have a valid shape that fits in memory: refused
      * here, before anything downstream sizes buffers or folds it. */
@@ -1096,32 +1145,6 @@ done:
   return rc;
 }
 
-static int read_file(const char *path, uint8_t **buf, size_t *len, char *err, size_t n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return snprintf(err, n, "%s: cannot open file", path), -1;
-  struct stat st;
-  if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
-    fclose(f);
-    return snprintf(err, n, "%s: not a regular file", path), -1;
-  }
-  size_t size = (size_t)st.st_size;
-  uint8_t *b = malloc(size ? size : 1);
-  if (!b) {
-    fclose(f);
-    return snprintf(err, n, "%s: out of memory for %zu bytes", path, size), -1;
-  }
-  size_t k = fread(b, 1, size, f);
-  int bad = ferror(f) || k != size;
-  fclose(f);
-  if (bad) {
-    free(b);
-    return snprintf(err, n, "%s: read error", path), -1;
-  }
-  *buf = b;
-  *len = k;
-  return 0;
-}
-
 /* Symbolic values the outputs need as data (a shape used as a tensor, a
  * graph output that is a shape): their values exist only at run time, which
  * the generated code does not compute. Refused, naming the node. */
@@ -1183,6 +1206,13 @@ static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t
     value *v = lookup(c, name);
     if (!v) return ctx_fail(c, err, n, "graph output '%s' is never produced", name);
     const Onnx__TypeProto *tp = gp->output[i]->type;
+    imp_io_value *ov = c->opt->io && i < (size_t)c->opt->io->nout ? &c->opt->io->out[i] : NULL;
+    if (ov) ov->first = ir_output_count(c->g), ov->count = 1, ov->present = true;
+    if (imp_is_seq(v->ref) || imp_io_kind_of(tp, NULL, NULL) != IMP_IO_TENSOR) {
+      char e[512];
+      if (imp_seq_output(c, gp, name, v->ref, tp, ov, e, sizeof e)) return ctx_fail(c, err, n, "graph output '%s': %s", name, e);
+      continue;
+    }
     ir_dtype h = tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type
                      ? half_of_onnx(tp->tensor_type->elem_type) : IR_F32;
     if (h == IR_F32 && v->half) h = (ir_dtype)v->half;
@@ -1190,71 +1220,15 @@ static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t
     ir_mark_output(c->g, store_half ? ir_cast(c->g, v->ref, h) : v->ref, name);
   }
   for (size_t i = 0; i < gp->n_output; i++) { /* value-dependent shapes: their lengths come last */
-    value *v = lookup(c, gp->output[i]->name ? gp->output[i]->name : "");
-    if (v->dyn && ir_mark_output_len(c->g, (int)i, v->dyn_axis, v->len))
+    const char *name = gp->output[i]->name ? gp->output[i]->name : "";
+    value *v = lookup(c, name);
+    int k = 0; /* its entry output (sequences make several): the one of its name */
+    while (v->dyn && k < ir_output_count(c->g) && strcmp(ir_output_name(c->g, k), name)) k++;
+    if (v->dyn && ir_mark_output_len(c->g, k, v->dyn_axis, v->len))
       return ctx_fail(c, err, n, "graph output '%s': %s", gp->output[i]->name, ir_error(c->g));
   }
   if (!gp->n_output) return ctx_fail(c, err, n, "the graph has no outputs");
   return c->has_syms ? check_sym_data(c, err, n) : 0;
-}
-
-/* protobuf-c's allocations through malloc, noting a failure: a decode that
- * ran out of memory is reported as that, not as a corrupt file. */
-static void *pb_alloc(void *failed, size_t size) {
-  void *p = malloc(size);
-  if (!p) *(bool *)failed = true;
-  return p;
-}
-
-static void pb_free(void *unused, void *p) {
-  (void)unused;
-  free(p);
-}
-
-/* Reads and decodes the model at `path`: NULL with `err` when the file
- * is empty, unsound, nested too deep or too large to decode. */
-static Onnx__ModelProto *read_model(const char *path, char *err, size_t errlen) {
-  uint8_t *buf;
-  size_t len;
-  char e[256];
-  if (read_file(path, &buf, &len, err, errlen)) return NULL;
-  if (!len) {
-    free(buf);
-    return snprintf(err, errlen, "%s: the file is empty", path), NULL;
-  }
-  if (imp_wire_check(buf, len, &onnx__model_proto__descriptor, e, sizeof e)) {
-    free(buf);
-    return snprintf(err, errlen, "%s: %s", path, e), NULL;
-  }
-  bool failed = false;
-  ProtobufCAllocator a = {pb_alloc, pb_free, &failed};
-  Onnx__ModelProto *m = onnx__model_proto__unpack(&a, len, buf);
-  free(buf);
-  if (!m && failed) snprintf(err, errlen, "%s: out of memory while decoding the model (%zu bytes)", path, len);
-  else if (!m) snprintf(err, errlen, "%s: not an ONNX model (corrupt or truncated protobuf)", path);
-  return m;
-}
-
-int imp_model_op_types(const char *path, char *out, size_t outlen, char *err, size_t errlen) {
-  Onnx__ModelProto *m = read_model(path, err, errlen);
-  if (!m) return -1;
-  if (!m->graph) {
-    onnx__model_proto__free_unpacked(m, NULL);
-    return snprintf(err, errlen, "%s: not an ONNX model", path), -1;
-  }
-  out[0] = 0;
-  for (size_t i = 0; i < m->graph->n_node; i++) {
-    const char *op = m->graph->node[i]->op_type ? m->graph->node[i]->op_type : "";
-    char word[256];
-    snprintf(word, sizeof word, " %s ", op);
-    char padded[8192];
-    snprintf(padded, sizeof padded, " %s ", out);
-    if (strstr(padded, word)) continue;
-    size_t k = strlen(out);
-    snprintf(out + k, outlen - k, "%s%s", k ? " " : "", op);
-  }
-  onnx__model_proto__free_unpacked(m, NULL);
-  return 0;
 }
 
 int imp_load(const char *path, const imp_options *o, ir_graph **out, char *err, size_t errlen) {
@@ -1262,8 +1236,12 @@ int imp_load(const char *path, const imp_options *o, ir_graph **out, char *err, 
   imp_ctx c = {.path = path, .opt = o ? o : &none};
   *out = NULL;
   if (c.opt->needs) memset(c.opt->needs, 0, sizeof *c.opt->needs);
-  Onnx__ModelProto *m = read_model(path, err, errlen);
+  Onnx__ModelProto *m = imp_read_model(path, err, errlen);
   if (!m) return -1;
+  if (c.opt->io && imp_io_declare(m->graph, c.opt->io, err, errlen)) {
+    onnx__model_proto__free_unpacked(m, NULL);
+    return -1;
+  }
   c.dir = strdup(path);
   char *slash = strrchr(c.dir, '/');
   if (slash) *slash = 0;
@@ -1273,6 +1251,7 @@ int imp_load(const char *path, const imp_options *o, ir_graph **out, char *err, 
   int rc = import_model(&c, m, err, errlen);
   ir_set_budget(c.g, 0);
   onnx__model_proto__free_unpacked(m, NULL);
+  imp_seqs_free(c.seqs);
   free(c.values);
   free(c.dir);
   if (rc) {

@@ -53,6 +53,10 @@ static int lower_if(imp_node *n) {
   }
   ir_ref c = ir_cast(n->g, cond, IR_BOOL);
   for (int i = 0; i < nout; i++) {
+    if (imp_is_seq(outs[0][i]) || imp_is_seq(outs[1][i])) { /* sequences, optionals: element-wise */
+      if (imp_set_out(n, i, imp_seq_where(n, c, outs[0][i], outs[1][i]))) return -1;
+      continue;
+    }
     const ir_shape *a = imp_shape(n, outs[0][i]), *b = imp_shape(n, outs[1][i]);
     if (!ir_shape_eq(a, b) || imp_dtype(n, outs[0][i]) != imp_dtype(n, outs[1][i])) {
       char sa[128], sb[128];
@@ -89,8 +93,8 @@ static int lower_loop(imp_node *n) {
   if (imp_has_in(n, 1) && imp_const_ints(n, 1, &c, 1) != 1) return -1;
   if (m > MAX_UNROLL && c) return imp_fail(n, "trip count %lld: loops are unrolled, at most %d iterations", (long long)m, MAX_UNROLL);
   ir_ref ins[2 + MAX_LOOP_VALUES], outs[1 + 2 * MAX_LOOP_VALUES];
-  for (int i = 0; i < ncar; i++)
-    if ((ins[2 + i] = imp_req(n, 2 + i)) == IR_NONE) return -1;
+  for (int i = 0; i < ncar; i++) /* carried values may be sequences */
+    if ((ins[2 + i] = imp_in_value(n, 2 + i)) == IR_NONE) return imp_fail(n, "input %d is missing", 2 + i);
   ir_ref *scans = calloc((size_t)(nscan ? nscan : 1) * (size_t)(m > 0 ? m : 1), sizeof *scans);
   if (!scans) return imp_fail(n, "out of memory");
   int start = ir_graph_count(g), rc = 0;
@@ -132,34 +136,31 @@ static int scan_attr(imp_node *n, const char *name, int64_t *v, int cnt) {
   return 0;
 }
 
-/* Scan (opset 9 and later), unrolled like Loop over the scan axis, whose
- * length is static: iteration t reads element t (or T-1-t, reversed) of
- * each scan input along its axis, and the scan outputs are stacked along
- * theirs. */
-static int lower_scan(imp_node *n) {
+/* Element `at` of `x` along `axis`, that axis removed (a view). */
+static ir_ref take(ir_graph *g, ir_ref x, int axis, int64_t at) {
+  const ir_shape *s = &ir_node_get(g, x)->shape;
+  int64_t st[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
+  for (int k = 0; k < s->rank; k++) step[k] = 1, len[k] = s->d[k];
+  st[axis] = at, len[axis] = 1;
+  return ir_view_squeeze(g, ir_view_slice(g, x, st, step, len), axis);
+}
+
+/* The unrolled scan: states st[nst] and scan inputs xs[nsi] (scanned along
+ * iax, which must be static and of one length), into res: the final
+ * states, then the nso scan outputs stacked along oax (normalised here).
+ * Iteration t reads element t (T-1-t, reversed) of each scan input. */
+static int scan_run(imp_node *n, const Onnx__GraphProto *body, int nst, int nsi, int nso, const ir_ref *st,
+                    const ir_ref *xs, int64_t *iax, const int64_t *idir, int64_t *oax, const int64_t *odir, ir_ref *res) {
   ir_graph *g = n->g;
-  if (n->opset < 9) return imp_fail(n, "Scan before opset 9 (with a batch axis) is not supported");
-  const Onnx__GraphProto *body = imp_attr_graph(n, "body");
-  int nsi = (int)imp_attr_i(n, "num_scan_inputs", 0), nst = imp_nin(n) - nsi, nso = imp_nout(n) - nst;
-  if (!body) return -1;
-  if (nsi < 1 || nst < 0 || nso < 0 || nsi > MAX_LOOP_VALUES || nst > MAX_LOOP_VALUES || nso > MAX_LOOP_VALUES)
-    return imp_fail(n, "%d inputs, %d outputs and %d scan inputs do not make a Scan (at most %d values)", imp_nin(n),
-                    imp_nout(n), nsi, MAX_LOOP_VALUES);
-  int64_t iax[MAX_LOOP_VALUES], idir[MAX_LOOP_VALUES], oax[MAX_LOOP_VALUES], odir[MAX_LOOP_VALUES];
-  if (scan_attr(n, "scan_input_axes", iax, nsi) || scan_attr(n, "scan_input_directions", idir, nsi) ||
-      scan_attr(n, "scan_output_axes", oax, nso) || scan_attr(n, "scan_output_directions", odir, nso))
-    return -1;
-  ir_ref ins[2 * MAX_LOOP_VALUES], outs[2 * MAX_LOOP_VALUES], xs[MAX_LOOP_VALUES];
+  ir_ref ins[2 * MAX_LOOP_VALUES], outs[2 * MAX_LOOP_VALUES];
   int64_t T = -1;
-  for (int i = 0; i < nst; i++)
-    if ((ins[i] = imp_req(n, i)) == IR_NONE) return -1;
+  for (int i = 0; i < nst; i++) ins[i] = st[i];
   for (int j = 0; j < nsi; j++) {
-    if ((xs[j] = imp_req(n, nst + j)) == IR_NONE) return -1;
     const ir_shape *s = imp_shape(n, xs[j]);
     int a = imp_axis(n, iax[j], s->rank);
     if (a < 0) return -1;
     iax[j] = a;
-    if (ir_dim_is_sym(s->d[a])) return imp_fail(n, "the scan axis of input %d is symbolic (give it with --dim)", nst + j);
+    if (ir_dim_is_sym(s->d[a])) return imp_fail(n, "the scan axis of scan input %d is symbolic (give it with --dim)", j);
     if (T >= 0 && s->d[a] != T) return imp_fail(n, "scan inputs differ in length (%lld and %lld)", (long long)T, (long long)s->d[a]);
     T = s->d[a];
   }
@@ -168,13 +169,7 @@ static int lower_scan(imp_node *n) {
   if (!scans) return imp_fail(n, "out of memory");
   int start = ir_graph_count(g), rc = 0;
   for (int64_t t = 0; t < T && !rc; t++) {
-    for (int j = 0; j < nsi; j++) {
-      const ir_shape *s = imp_shape(n, xs[j]);
-      int64_t st[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
-      for (int k = 0; k < s->rank; k++) step[k] = 1, len[k] = s->d[k];
-      st[iax[j]] = idir[j] ? T - 1 - t : t, len[iax[j]] = 1;
-      ins[nst + j] = ir_view_squeeze(g, ir_view_slice(g, xs[j], st, step, len), (int)iax[j]);
-    }
+    for (int j = 0; j < nsi; j++) ins[nst + j] = take(g, xs[j], (int)iax[j], idir[j] ? T - 1 - t : t);
     char what[64];
     snprintf(what, sizeof what, "body (iteration %lld)", (long long)t);
     rc = imp_lower_subgraph(n, body, what, ins, nst + nsi, outs, nst + nso);
@@ -187,9 +182,69 @@ static int lower_scan(imp_node *n) {
     if (!rc && ir_graph_count(g) - start > MAX_UNROLL_NODES)
       rc = imp_fail(n, "the unrolled scan needs more than %d IR nodes (at iteration %lld)", MAX_UNROLL_NODES, (long long)t);
   }
-  for (int i = 0; i < nst && !rc; i++) rc = imp_set_out(n, i, ins[i]);
-  for (int k = 0; k < nso && !rc; k++) rc = imp_set_out(n, nst + k, imp_concat(n, scans + k * T, (int)T, (int)oax[k]));
+  for (int i = 0; i < nst && !rc; i++) res[i] = ins[i];
+  for (int k = 0; k < nso && !rc; k++)
+    if ((res[nst + k] = imp_concat(n, scans + k * T, (int)T, (int)oax[k])) == IR_NONE) rc = -1;
   free(scans);
+  return rc;
+}
+
+/* Scan, unrolled like Loop over the scan axis, whose length is static.
+ * Opset 8 has a batch axis 0 on every input and output and an optional
+ * first input sequence_lens: each batch element is scanned on its own (its
+ * lengths must all be the full axis) and the results stacked. */
+static int lower_scan(imp_node *n) {
+  ir_graph *g = n->g;
+  bool batch = n->opset < 9;
+  const Onnx__GraphProto *body = imp_attr_graph(n, "body");
+  int nsi = (int)imp_attr_i(n, "num_scan_inputs", 0), nst = imp_nin(n) - nsi - batch, nso = imp_nout(n) - nst;
+  if (!body) return -1;
+  if (nsi < 1 || nst < 0 || nso < 0 || nsi > MAX_LOOP_VALUES || nst > MAX_LOOP_VALUES || nso > MAX_LOOP_VALUES)
+    return imp_fail(n, "%d inputs, %d outputs and %d scan inputs do not make a Scan (at most %d values)", imp_nin(n),
+                    imp_nout(n), nsi, MAX_LOOP_VALUES);
+  int64_t iax[MAX_LOOP_VALUES], idir[MAX_LOOP_VALUES], oax[MAX_LOOP_VALUES], odir[MAX_LOOP_VALUES];
+  for (int i = 0; i < MAX_LOOP_VALUES; i++) iax[i] = oax[i] = odir[i] = 0; /* opset 8 has directions only */
+  if (batch ? scan_attr(n, "directions", idir, nsi)
+            : scan_attr(n, "scan_input_axes", iax, nsi) || scan_attr(n, "scan_input_directions", idir, nsi) ||
+                  scan_attr(n, "scan_output_axes", oax, nso) || scan_attr(n, "scan_output_directions", odir, nso))
+    return -1;
+  ir_ref st[MAX_LOOP_VALUES], xs[MAX_LOOP_VALUES], res[2 * MAX_LOOP_VALUES];
+  for (int i = 0; i < nst; i++)
+    if ((st[i] = imp_req(n, batch + i)) == IR_NONE) return -1;
+  for (int j = 0; j < nsi; j++)
+    if ((xs[j] = imp_req(n, batch + nst + j)) == IR_NONE) return -1;
+  if (!batch) {
+    if (scan_run(n, body, nst, nsi, nso, st, xs, iax, idir, oax, odir, res)) return -1;
+    for (int i = 0; i < nst + nso; i++)
+      if (imp_set_out(n, i, res[i])) return -1;
+    return 0;
+  }
+  int64_t B = imp_shape(n, xs[0])->rank ? imp_shape(n, xs[0])->d[0] : 0;
+  if (B < 1 || B > MAX_UNROLL || ir_dim_is_sym(B)) return imp_fail(n, "the batch axis must be static, 1 to %d", MAX_UNROLL);
+  for (int i = 0; i < nst + nsi; i++) {
+    const ir_shape *s = imp_shape(n, i < nst ? st[i] : xs[i - nst]);
+    if (!s->rank || s->d[0] != B) return imp_fail(n, "input %d has no batch axis of %lld", batch + i, (long long)B);
+  }
+  if (imp_has_in(n, 0)) { /* sequence_lens: only the full length */
+    int64_t lens[MAX_UNROLL];
+    int k = imp_const_ints(n, 0, lens, MAX_UNROLL);
+    if (k < 0) return -1;
+    for (int b = 0; b < k; b++)
+      if (lens[b] != imp_shape(n, xs[0])->d[1]) return imp_fail(n, "sequence_lens shorter than the scan axis are not supported");
+  }
+  for (int j = 0; j < nsi; j++) iax[j] = 0; /* axis 1 of the batched input */
+  ir_ref *all = calloc((size_t)(nst + nso) * (size_t)B, sizeof *all);
+  if (!all) return imp_fail(n, "out of memory");
+  int rc = 0;
+  for (int64_t b = 0; b < B && !rc; b++) {
+    ir_ref sb[MAX_LOOP_VALUES], xb[MAX_LOOP_VALUES];
+    for (int i = 0; i < nst; i++) sb[i] = take(g, st[i], 0, b);
+    for (int j = 0; j < nsi; j++) xb[j] = take(g, xs[j], 0, b);
+    rc = scan_run(n, body, nst, nsi, nso, sb, xb, iax, idir, oax, odir, res);
+    for (int i = 0; i < nst + nso && !rc; i++) all[i * B + b] = ir_view_unsqueeze(g, res[i], 0);
+  }
+  for (int i = 0; i < nst + nso && !rc; i++) rc = imp_set_out(n, i, imp_concat(n, all + i * B, (int)B, 0));
+  free(all);
   return rc;
 }
 

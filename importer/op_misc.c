@@ -39,8 +39,9 @@ static int lower_cast_like(imp_node *n) {
   return imp_set_out(n, 0, ir_cast(n->g, x, imp_dtype(n, like)));
 }
 
-static int lower_identity(imp_node *n) {
-  return imp_set_out(n, 0, imp_req(n, 0));
+static int lower_identity(imp_node *n) { /* also of a sequence or optional */
+  ir_ref r = imp_in_value(n, 0);
+  return r == IR_NONE ? imp_fail(n, "input 0 is missing") : imp_set_out(n, 0, r);
 }
 
 /* A scalar LOAD of dtype t holding v, exact for 64-bit integers. */

@@ -91,6 +91,8 @@ void imp_tensor_free(imp_tensor *t) {
   if (!t) return;
   free(t->name);
   imp_tensor_free_data(t);
+  for (int i = 0; i < t->nelem && t->elem; i++) imp_tensor_free(&t->elem[i]); /* elements are plain: depth 1 */
+  free(t->elem);
   memset(t, 0, sizeof *t);
 }
 

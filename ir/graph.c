@@ -29,6 +29,7 @@ void ir_graph_free(ir_graph *g) {
   free(g->inputs);
   free(g->assume);
   free(g->same);
+  free(g->notes);
   free(g);
   ir_dim_release();
 }
@@ -82,6 +83,21 @@ char *ir_strdup(ir_graph *g, const char *s) {
   char *p = ir_alloc(g, n);
   memcpy(p, s, n);
   return p;
+}
+
+void ir_add_note(ir_graph *g, const char *line) {
+  const char **p = realloc(g->notes, (size_t)(g->nnotes + 1) * sizeof *p);
+  IR_ASSERT(p);
+  g->notes = p;
+  g->notes[g->nnotes++] = ir_strdup(g, line);
+}
+
+int ir_note_count(const ir_graph *g) {
+  return g->nnotes;
+}
+
+const char *ir_note(const ir_graph *g, int i) {
+  return i >= 0 && i < g->nnotes ? g->notes[i] : NULL;
 }
 
 char *ir_strndup(ir_graph *g, const char *s, size_t n) {

@@ -139,6 +139,11 @@ void ir_clear_error(ir_graph *g);
 void ir_set_label(ir_graph *g, const char *label);
 char *ir_strdup(ir_graph *g, const char *s);
 char *ir_strndup(ir_graph *g, const char *s, size_t n);
+/* Notes for the generated header (how a sequence input maps onto entry
+ * tensors): lines of model text, escaped by codegen when printed. */
+void ir_add_note(ir_graph *g, const char *line);
+int ir_note_count(const ir_graph *g);
+const char *ir_note(const ir_graph *g, int i);
 
 int ir_output_count(const ir_graph *g);
 ir_ref ir_output(const ir_graph *g, int i);

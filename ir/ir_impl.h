@@ -52,6 +52,8 @@ struct ir_graph {
   int nassume;
   int64_t (*same)[2]; /* pairs of dimensions assumed equal (ir_dim_unify) */
   int nsame;
+  const char **notes; /* ir_add_note: strings owned by the graph */
+  int nnotes;
   size_t budget, used; /* bytes allowed (0: unbounded) and taken (ir_set_budget) */
   bool failed;
   char err[1024];

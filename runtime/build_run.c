@@ -225,6 +225,15 @@ static int cut_outputs(rt_model *m, imp_tensor *all, imp_tensor *outs, bool ok, 
 }
 
 int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *err, size_t n) {
+  for (int k = 0; k < nin; k++)
+    if (ins[k].kind != IMP_IO_TENSOR) { /* sequences, optionals: as their tensors (values.c) */
+      imp_tensor *flat;
+      int nflat;
+      if (rt_flatten_inputs(m, ins, nin, &flat, &nflat, err, n)) return -1;
+      int rc = rt_run(m, flat, nflat, outs, err, n); /* once: flat holds tensors only */
+      rt_flat_free(flat, nflat);
+      return rc;
+    }
   int ni = ir_input_count(m->g), no = ir_output_count(m->g);
   imp_tensor *all = calloc((size_t)no + 1, sizeof *all);
   bool sym = ir_sym_count(m->g) > 0;

@@ -144,7 +144,9 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
   }
   double t = now_ms();
   progress(o, "[1/4] reading %s and lowering its nodes...", onnx);
-  int rc = imp_load(onnx, &o->imp, &m->g, err, n);
+  imp_options io = o->imp;
+  io.io = &m->io;
+  int rc = imp_load(onnx, &io, &m->g, err, n);
   stage_done(o, "import", &t);
   if (!rc && ir_verify(m->g)) rc = -1, snprintf(err, n, "%s: %s", onnx, ir_error(m->g));
   if (!rc) m->nodes = ir_graph_count(m->g);
@@ -193,6 +195,7 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
 void rt_model_free(rt_model *m) {
   if (!m) return;
   rt_unload(m);
+  imp_io_free(&m->io);
   sched_free(m->p);
   ir_graph_free(m->g);
   if (m->own_dir) {

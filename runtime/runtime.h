@@ -49,6 +49,7 @@ typedef struct {
   void *weights;
   size_t weights_len; /* weights mapped from the .weights file (0: allocated) */
   bool own_dir;           /* dir is a temporary to remove */
+  imp_io io;              /* graph inputs and outputs: kinds, and their tensors */
 } rt_model;
 
 /* import -> verify -> schedule -> emit: writes DIR/NAME.{c,h,weights}.
@@ -63,7 +64,8 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
 typedef struct {
   char dims[RT_MAX_SPEC][RT_SPEC_LEN], freeze[RT_MAX_SPEC][RT_SPEC_LEN];
   char standin[RT_MAX_SPEC][RT_SPEC_LEN]; /* compile's search: "NAME=" (zeros) */
-  int ndims, nfreeze, nstandins;
+  char values[RT_MAX_SPEC][RT_SPEC_LEN];  /* sequences and optionals: "NAME=SHAPES" (--seq) */
+  int ndims, nfreeze, nstandins, nvalues;
   uint64_t frozen;
 } rt_spec;
 
@@ -76,7 +78,8 @@ typedef struct {
  * --freeze found to be needed. */
 int rt_compile_for(const char *onnx, const char *outdir, const rt_options *o, const imp_tensor *ins,
                    const char *const *files, int nin, rt_spec *spec, rt_model **out, char *err, size_t errlen);
-/* " --dim H=320 --freeze shape=FILE" (empty when nothing was specialised). */
+/* " --dim H=320 --freeze shape=FILE --seq x=[2],[3]" (empty when nothing
+ * was specialised). */
 void rt_spec_str(const rt_spec *s, char *buf, size_t n);
 /* Builds the emitted C with the system compiler and loads it. */
 int rt_build(rt_model *m, const char *cflags, char *err, size_t errlen);
@@ -125,6 +128,7 @@ void rt_outset_unlink_temporaries(void);
 int rt_tensor_read(const char *path, imp_tensor *t, char *err, size_t errlen);
 int rt_tensor_write(const char *path, const imp_tensor *t, char *err, size_t errlen);
 
+
 typedef struct {
   double max_abs, max_rel;
   int64_t mismatches;
@@ -137,6 +141,27 @@ bool rt_dtype_matches(ir_dtype want, ir_dtype given);
 /* |got - want| <= atol + rtol*|want| elementwise (bfloat16: or one unit in
  * its last place); NaN and Inf must match. */
 bool rt_compare(const imp_tensor *got, const imp_tensor *want, double atol, double rtol, rt_diff *d);
+
+/* Values of sequence and optional type (values.c): imp_tensor with kind,
+ * and the tensors in elem. A file is read as `decl` declares it (NULL: a
+ * tensor), a value written as its kind. */
+int rt_value_read(const char *path, const imp_io_value *decl, imp_tensor *t, char *err, size_t errlen);
+int rt_value_write(const char *path, const imp_tensor *t, char *err, size_t errlen);
+/* The spec of --seq for value `t`: "NAME=[2,3],[4]", "NAME=none"; false
+ * when it does not fit in `n`. */
+bool rt_value_spec(const char *name, const imp_tensor *t, char *out, size_t n);
+/* The given values as the entry's tensors (the elements of a sequence in
+ * order, named NAME[K]), shallow copies in *flat (free only the array and
+ * names with rt_flat_free); model inputs matched by name, else in order. */
+int rt_flatten_inputs(const rt_model *m, const imp_tensor *ins, int nin, imp_tensor **flat, int *nflat, char *err,
+                      size_t errlen);
+void rt_flat_free(imp_tensor *flat, int n);
+/* The entry's outputs `outs` (ir_output_count, moved out) as the model's
+ * output values (m->io.nout of them) in *vals. */
+void rt_group_outputs(const rt_model *m, imp_tensor *outs, imp_tensor **vals, int *nvals);
+/* rt_compare over values: kind, presence and length must agree, then
+ * every tensor. */
+bool rt_value_compare(const imp_tensor *got, const imp_tensor *want, double atol, double rtol, rt_diff *d);
 
 /* Runs onnxruntime (runtime/ort/ort_run.js) on .pb inputs into OUTDIR/output_K.pb. */
 int rt_ort_run(const char *onnx, const char *const *inputs, int nin, const char *outdir, char *err,

@@ -10,7 +10,7 @@
 
 /* The options with the user's --dim/--freeze and the specialisation's. */
 typedef struct {
-  const char *dims[RT_MAX_SPEC + 64], *freeze[RT_MAX_SPEC + 64];
+  const char *dims[RT_MAX_SPEC + 64], *freeze[RT_MAX_SPEC + 64], *values[RT_MAX_SPEC + 64];
   char standin[RT_MAX_SPEC][RT_SPEC_LEN];
   const char *standins[RT_MAX_SPEC];
 } merged;
@@ -24,6 +24,10 @@ static void merge(const rt_options *o, const rt_spec *s, rt_options *out, merged
   for (int i = 0; i < s->nfreeze && nf < RT_MAX_SPEC + 64; i++) m->freeze[nf++] = s->freeze[i];
   out->imp.dims = m->dims, out->imp.ndims = nd;
   out->imp.freeze = m->freeze, out->imp.nfreeze = nf;
+  int nv = 0;
+  for (int i = 0; i < o->imp.nvalues && nv < RT_MAX_SPEC + 64; i++) m->values[nv++] = o->imp.values[i];
+  for (int i = 0; i < s->nvalues && nv < RT_MAX_SPEC + 64; i++) m->values[nv++] = s->values[i];
+  out->imp.values = m->values, out->imp.nvalues = nv;
   for (int i = 0; i < s->nstandins; i++) { /* "NAME=" -> "NAME" */
     snprintf(m->standin[i], RT_SPEC_LEN, "%.*s", (int)strlen(s->standin[i]) - 1, s->standin[i]);
     m->standins[i] = m->standin[i];
@@ -71,6 +75,20 @@ static bool add_needs(const imp_needs *nd, const imp_tensor *ins, const char *co
     if (p < 64) s->frozen |= UINT64_C(1) << p;
     added = true;
   }
+  /* sequences and optionals: their elements' shapes, from the given value */
+  for (int i = 0; i < nd->nvalues && s->nvalues < RT_MAX_SPEC; i++) {
+    int p = nd->value[i].input;
+    if (has_prefix(s->values, s->nvalues, nd->value[i].name)) continue;
+    if (!ins) {
+      size_t l = strlen(missing);
+      snprintf(missing + l, mlen - l, " --seq %s=[D,...],...", nd->value[i].name);
+      continue;
+    }
+    if (p >= nin || ins[p].kind == IMP_IO_TENSOR || !rt_value_spec(nd->value[i].name, &ins[p], s->values[s->nvalues], RT_SPEC_LEN))
+      continue;
+    s->nvalues++;
+    added = true;
+  }
   return added;
 }
 
@@ -108,5 +126,9 @@ void rt_spec_str(const rt_spec *s, char *buf, size_t n) {
   for (int i = 0; i < s->nfreeze; i++) {
     size_t l = strlen(buf);
     snprintf(buf + l, n - l, " --freeze %s", s->freeze[i]);
+  }
+  for (int i = 0; i < s->nvalues; i++) {
+    size_t l = strlen(buf);
+    snprintf(buf + l, n - l, " --seq %s", s->values[i]);
   }
 }
