@@ -31,6 +31,9 @@ typedef int (*imp_lower_fn)(imp_node *n);
  * (imp_in_len); any other op given such an input goes through
  * imp_dyn_pass, which passes the length on or refuses the op. */
 #define IMP_DYN 4u
+/* IMP_TRAINING: an op of the ai.onnx.preview.training domain (found only
+ * for nodes of that domain). */
+#define IMP_TRAINING 8u
 
 typedef struct {
   const char *op;
@@ -64,6 +67,7 @@ extern const imp_op_entry imp_ops_sample[];
 extern const imp_op_entry imp_ops_text[];
 extern const imp_op_entry imp_ops_select[];
 extern const imp_op_entry imp_ops_sequence[];
+extern const imp_op_entry imp_ops_training[];
 
 /* Errors: record a message about the node; returns -1. */
 int imp_fail(imp_node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -73,13 +73,15 @@ static const imp_op_entry *const families[] = {
     imp_ops_sample, imp_ops_text,
     imp_ops_select,
     imp_ops_sequence,
+    imp_ops_training,
 };
+#define TRAINING_DOMAIN "ai.onnx.preview.training"
 
-/* `ms`: the node is in the com.microsoft domain. */
-static const imp_op_entry *find_op(const char *op, bool ms) {
+/* `domain`: IMP_MS (com.microsoft), IMP_TRAINING or 0 (the default). */
+static const imp_op_entry *find_op(const char *op, unsigned domain) {
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
     for (const imp_op_entry *e = families[f]; e->op; e++)
-      if (!strcmp(e->op, op) && !(e->flags & IMP_MS) == !ms) return e;
+      if (!strcmp(e->op, op) && (e->flags & (IMP_MS | IMP_TRAINING)) == domain) return e;
   return NULL;
 }
 
@@ -969,9 +971,12 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
   imp_lower_fn fn = NULL;
   const imp_op_entry *e = NULL;
   bool ms = np->domain && !strcmp(np->domain, "com.microsoft");
-  if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx") && !ms)
+  bool training = np->domain && !strcmp(np->domain, TRAINING_DOMAIN);
+  if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx") && !ms && !training)
     snprintf(c->nodeerr, sizeof c->nodeerr, "domain '%s' is not supported", np->domain), c->node_failed = true;
-  else if (!(e = find_op(op, ms)))
+  else if (!training && !ms && opset < 1) /* a model that imports the training domain only */
+    snprintf(c->nodeerr, sizeof c->nodeerr, "the model imports no default-domain opset"), c->node_failed = true;
+  else if (!(e = find_op(op, ms ? IMP_MS : training ? IMP_TRAINING : 0)))
     snprintf(c->nodeerr, sizeof c->nodeerr, "op '%s'%s is not supported", op, ms ? " of domain 'com.microsoft'" : ""),
         c->node_failed = true;
   else if (!np->n_output)
@@ -1168,14 +1173,17 @@ static int check_sym_data(imp_ctx *c, char *err, size_t n) {
 static int import_model(imp_ctx *c, const Onnx__ModelProto *m, char *err, size_t n) {
   if (!m->graph) return ctx_fail(c, err, n, "the model has no graph");
   int64_t version = -1;
+  bool training = false; /* a training-only model has no default opset: its other nodes are refused */
   for (size_t i = 0; i < m->n_opset_import; i++) {
     const Onnx__OperatorSetIdProto *o = m->opset_import[i];
+    training |= o->domain && !strcmp(o->domain, TRAINING_DOMAIN) && o->version == 1;
     if (o->domain && o->domain[0] && strcmp(o->domain, "ai.onnx")) continue;
     if (version >= 0) return ctx_fail(c, err, n, "the model imports the default-domain opset twice");
     version = o->version < 0 ? 0 : o->version;
   }
   if (version < 0 && !m->n_opset_import) version = 1;
-  if (version < 1) return ctx_fail(c, err, n, "the model imports no default-domain opset");
+  if (version < 0 && training) version = 0;
+  else if (version < 1) return ctx_fail(c, err, n, "the model imports no default-domain opset");
   if (version > 18) return ctx_fail(c, err, n, "opset %lld is newer than supported (up to 18)", (long long)version);
   int opset = (int)version;
   const Onnx__GraphProto *gp = m->graph;
