@@ -108,6 +108,7 @@ ir_ref imp_seq_input(imp_ctx *c, const Onnx__GraphProto *gp, const Onnx__ValueIn
   int dt = imp_dtype_from_onnx(et);
   if (dt < 0 || dt == IR_F16 || dt == IR_BF16)
     return snprintf(err, errlen, "element type %d is not supported in a sequence or optional", et), IR_NONE;
+  if (strlen(vi->name) > 1000) return snprintf(err, errlen, "the name is longer than 1000 bytes"), IR_NONE;
   if (iv) iv->present = strcmp(spec, "none") != 0;
   if (!strcmp(spec, "none")) {
     if (kind != IMP_IO_OPTIONAL) return snprintf(err, errlen, "'none' is given, but it is a sequence"), IR_NONE;
@@ -170,6 +171,7 @@ int imp_seq_output(imp_ctx *c, const Onnx__GraphProto *gp, const char *name, ir_
   if (kind == IMP_IO_TENSOR && q) return snprintf(err, errlen, "it is a sequence or optional, the model declares a tensor"), -1;
   if (kind == IMP_IO_SEQUENCE && (!q || q->none))
     return snprintf(err, errlen, "it is %s, the model declares a sequence", q ? "an empty optional" : "a tensor"), -1;
+  if (strlen(name) > 1000) return snprintf(err, errlen, "the name is longer than 1000 bytes"), -1;
   if (io) io->kind = kind, io->present = !q || !q->none, io->of_seq = q && !q->none, io->count = 0;
   if (!q) { /* an optional that holds a tensor */
     if (io) io->count = 1;
