@@ -102,7 +102,9 @@ int imp_dyn_pass(imp_node *n, imp_lower_fn lower);
  * NULL. */
 imp_lower_fn imp_dyn_lowering(imp_node *n);
 
-/* Attributes with defaults. imp_attr_ints/floats return the count (at most
+/* The attribute `name` of the node, or NULL (node_attr.c). */
+const Onnx__AttributeProto *imp_attr(const imp_node *n, const char *name);
+/* Attributes with defaults (node_attr.c). imp_attr_ints/floats return the count (at most
  * `max` copied) or -1 when the attribute is absent. */
 bool imp_has_attr(const imp_node *n, const char *name);
 int64_t imp_attr_i(imp_node *n, const char *name, int64_t def);
