@@ -107,12 +107,21 @@ static int no_sym_value(imp_node *n, int i, int64_t v) {
   return imp_fail_sym(n, v, what);
 }
 
+/* The constant values of input i (at most `max`): their count, type and
+ * bytes; *data is a converted copy to free, or NULL when src is the
+ * weight's own. */
+static int const_source(imp_node *n, int i, int max, void **data, ir_dtype *t, const void **src) {
+  int cnt = const_values(n, i, data, t, max);
+  if (cnt >= 0) *src = *data ? *data : ir_node_get(n->g, imp_in(n, i))->data;
+  return cnt;
+}
+
 static int const_ints(imp_node *n, int i, int64_t *out, int max, bool dims) {
   void *data;
   ir_dtype t;
-  int cnt = const_values(n, i, &data, &t, max);
+  const void *src;
+  int cnt = const_source(n, i, max, &data, &t, &src);
   if (cnt < 0) return -1;
-  const void *src = data ? data : ir_node_get(n->g, imp_in(n, i))->data;
   int rc = cnt;
   for (int k = 0; k < cnt && rc >= 0; k++) {
     out[k] = ir_elem_i(t, src, k);
@@ -133,9 +142,9 @@ int imp_const_dims(imp_node *n, int i, int64_t *out, int max) {
 int imp_const_floats(imp_node *n, int i, double *out, int max) {
   void *data;
   ir_dtype t;
-  int cnt = const_values(n, i, &data, &t, max);
+  const void *src;
+  int cnt = const_source(n, i, max, &data, &t, &src);
   if (cnt < 0) return -1;
-  const void *src = data ? data : ir_node_get(n->g, imp_in(n, i))->data;
   int rc = cnt;
   for (int k = 0; k < cnt && rc >= 0; k++) {
     out[k] = ir_elem_f(t, src, k);
