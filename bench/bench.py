@@ -8,8 +8,9 @@ for numpy/onnx/torch).
 
 Environment:
   ONNX2C_BENCH_MODELS  comma list of tiny,small,base128,base1,basedec,resnet18,
-                       mobilenetv3,crnn,conv3x3,conv1x1 (base = the three base
-                       rows, cnn = the five CNN rows, all = everything); default all
+                       mobilenetv3,crnn,dbnet,audio,conv3x3,conv1x1 (base = the
+                       three base rows, cnn = the seven CNN rows, all =
+                       everything); default all
   BENCH=quick          same as ONNX2C_BENCH_MODELS=tiny,small
   BENCH=all            same as ONNX2C_BENCH_MODELS=all
   BENCH=large          same as ONNX2C_BENCH_MODELS=large: the 1.1B LLaMA
@@ -83,10 +84,12 @@ CNN = {
     'resnet18': (['--net', 'resnet18'], 'resnet18 224x224'),
     'mobilenetv3': (['--net', 'mobilenetv3'], 'mobilenetv3-small 224x224'),
     'crnn': (['--net', 'crnn'], 'crnn 48x320'),
+    'dbnet': (['--net', 'dbnet'], 'dbnet 640x640'),
+    'audio': (['--net', 'audio'], 'audio conv1d 16000'),
     'conv3x3': (['--net', 'conv', '--cin', '64', '--cout', '64', '--k', '3', '--hw', '56'], 'conv 3x3 64->64 56x56'),
     'conv1x1': (['--net', 'conv', '--cin', '64', '--cout', '256', '--k', '1', '--hw', '56'], 'conv 1x1 64->256 56x56'),
 }
-CNN_ORDER = ['resnet18', 'mobilenetv3', 'crnn', 'conv3x3', 'conv1x1']
+CNN_ORDER = ['resnet18', 'mobilenetv3', 'crnn', 'dbnet', 'audio', 'conv3x3', 'conv1x1']
 DTYPE = {1: ('float32', np.float32), 6: ('int32', np.int32), 7: ('int64', np.int64), 11: ('float64', np.float64)}
 
 

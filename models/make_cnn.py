@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """make_cnn.py - CNN benchmark models with random (seeded) weights, exported
 from torch: a ResNet-18-like and a MobileNetV3-small-like net at 224x224, a
-CRNN-like recogniser at 48x320, and single convolutions (per-layer
-micro-benchmarks). Run with /usr/bin/python3 (needs torch, onnx).
+CRNN-like recogniser at 48x320, a DBNet-like text detector at 640x640 (FPN,
+ConvTranspose upsampling), a 1-D conv audio front end on 16000 samples, and
+single convolutions (per-layer micro-benchmarks). Run with /usr/bin/python3
+(needs torch, onnx).
 
-  make_cnn.py --net resnet18|mobilenetv3|crnn|conv --out DIR [--seed N]
+  make_cnn.py --net resnet18|mobilenetv3|crnn|dbnet|audio|conv --out DIR [--seed N]
   conv options: --cin --cout --k --stride --hw (square input) --groups
 
 Writes DIR/model.onnx (opset 17, batch 1, every dimension fixed) and
@@ -110,6 +112,48 @@ class Crnn(nn.Module):
         return self.head(y)
 
 
+class DbNet(nn.Module):
+    """DBNet-style detector: a strided conv backbone (1/4 .. 1/32), an FPN
+    (1x1 laterals, nearest 2x upsampling added top-down, 3x3 smoothing,
+    nearest upsampling to 1/4, concat) and the probability head (3x3 conv,
+    two stride-2 ConvTransposes back to full size, sigmoid)."""
+
+    def __init__(self):
+        super().__init__()
+        chans = [(3, 16, 2), (16, 24, 2), (24, 48, 2), (48, 96, 2), (96, 192, 2)]
+        self.stages = nn.ModuleList()
+        for cin, cout, s in chans:
+            self.stages.append(nn.Sequential(conv_bn(cin, cout, 3, s, act=nn.ReLU),
+                                             conv_bn(cout, cout, 3, 1, act=nn.ReLU)))
+        self.lat = nn.ModuleList([nn.Conv2d(c, 64, 1, bias=False) for c in (24, 48, 96, 192)])
+        self.smooth = nn.ModuleList([nn.Conv2d(64, 16, 3, 1, 1, bias=False) for _ in range(4)])
+        self.head = nn.Sequential(conv_bn(64, 16, 3, 1, act=nn.ReLU),
+                                  nn.ConvTranspose2d(16, 16, 2, 2), nn.BatchNorm2d(16), nn.ReLU(),
+                                  nn.ConvTranspose2d(16, 1, 2, 2), nn.Sigmoid())
+
+    def forward(self, x):
+        feats = []
+        for i, stage in enumerate(self.stages):
+            x = stage(x)
+            if i > 0:
+                feats.append(x)  # 1/4, 1/8, 1/16, 1/32
+        up = lambda t, k: nn.functional.interpolate(t, scale_factor=k, mode='nearest')
+        p = [lat(f) for lat, f in zip(self.lat, feats)]
+        for i in (2, 1, 0):
+            p[i] = p[i] + up(p[i + 1], 2)
+        outs = [up(sm(t), 2 ** i) if i else sm(t) for i, (sm, t) in enumerate(zip(self.smooth, p))]
+        return self.head(torch.cat(outs, 1))
+
+
+def audio():
+    """1-D conv audio front end (wav2vec-like feature encoder, 128 channels):
+    16000 samples -> 49 frames."""
+    layers = [nn.Conv1d(1, 128, 10, 5, bias=False), nn.BatchNorm1d(128), nn.ReLU()]
+    for k, s in ((3, 2), (3, 2), (3, 2), (3, 2), (2, 2), (2, 2)):
+        layers += [nn.Conv1d(128, 128, k, s, bias=False), nn.BatchNorm1d(128), nn.ReLU()]
+    return nn.Sequential(*layers)
+
+
 def macs(model):
     """Multiply-adds of Conv / ConvTranspose / Gemm / MatMul nodes."""
     m = onnx.shape_inference.infer_shapes(model)
@@ -121,14 +165,17 @@ def macs(model):
     total = 0
     for n in m.graph.node:
         if n.op_type in ('Conv', 'ConvTranspose'):
-            w, y = shapes[n.input[1]], shapes[n.output[0]]
+            # Conv: every output element takes C/G*taps products (W's
+            # [M, C/G, k..]); ConvTranspose: every input element is spread
+            # over M/G*taps outputs (W's [C, M/G, k..])
+            w = shapes[n.input[1]]
             per = 1
             for d in w[1:]:
                 per *= d
             out = 1
-            for d in y:
+            for d in shapes[n.output[0] if n.op_type == 'Conv' else n.input[0]]:
                 out *= d
-            total += out * per if n.op_type == 'Conv' else out * per  # per output element
+            total += out * per
         elif n.op_type in ('Gemm', 'MatMul'):
             a, y = shapes[n.input[0]], shapes[n.output[0]]
             out = 1
@@ -140,7 +187,7 @@ def macs(model):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--net', required=True, choices=['resnet18', 'mobilenetv3', 'crnn', 'conv'])
+    ap.add_argument('--net', required=True, choices=['resnet18', 'mobilenetv3', 'crnn', 'dbnet', 'audio', 'conv'])
     ap.add_argument('--out', required=True)
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--cin', type=int, default=64)
@@ -157,11 +204,15 @@ def main():
         net, shape = mobilenetv3(), (1, 3, 224, 224)
     elif a.net == 'crnn':
         net, shape = Crnn(), (1, 3, 48, 320)
+    elif a.net == 'dbnet':
+        net, shape = DbNet(), (1, 3, 640, 640)
+    elif a.net == 'audio':
+        net, shape = audio(), (1, 1, 16000)
     else:
         net = nn.Sequential(nn.Conv2d(a.cin, a.cout, a.k, a.stride, a.k // 2, groups=a.groups), nn.ReLU())
         shape = (1, a.cin, a.hw, a.hw)
     for mod in net.modules():  # random running statistics, so BatchNormalization is not an identity
-        if isinstance(mod, nn.BatchNorm2d):
+        if isinstance(mod, (nn.BatchNorm1d, nn.BatchNorm2d)):
             mod.running_mean.uniform_(-0.2, 0.2)
             mod.running_var.uniform_(0.5, 2.0)
             mod.weight.data.uniform_(0.5, 1.5)
