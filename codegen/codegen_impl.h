@@ -59,7 +59,7 @@ typedef struct {
   /* threads: where the threaded loop's body goes when it gets a function of
    * its own (NULL: no such function), and whether it did, with its index */
   cg_buf *rows;
-  bool worth_threads; /* the kernel is large enough for threads (emit.c) */
+  bool worth_threads; /* the kernel is large enough for threads (pragma.c) */
   bool rows_split, in_rows;
   char rows_iter[32];
 } cg_kernel;
@@ -105,5 +105,28 @@ void cg_typed_header(FILE *h, const sched_program *p, const char *N, bool embed)
 void cg_typed_source(FILE *c, const sched_program *p, const char *N);
 /* Prints the loop nest of c->k into c->body (emit.c). */
 int cg_kernel_body(cg_kernel *c);
+/* Statements (render.c): the statement `kind` of stage `stage` at the
+ * iteration whose axes are `space_idx` (one C expression per axis of the
+ * kernel's space), printed into c->body; cg_statement_begin forgets the
+ * locals of the previous one. */
+void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *space_idx);
+void cg_statement_begin(cg_kernel *c);
+/* A float max reduction: kept as a plain max plus a NaN flag nan<stage>. */
+bool cg_is_float_max(const cg_kernel *c, int stage);
+/* isl AST expressions as C (isl_expr.c); cg_expr_arg: argument `i` of a
+ * user statement's call. */
+void cg_print_expr(cg_buf *o, isl_ast_expr *e);
+void cg_expr_arg(cg_buf *o, isl_ast_expr *call, int i);
+/* Loop decorations (pragma.c): the vectorisation hint before `loop`;
+ * whether `loop` holds whole register-block tiles (the only loops of such
+ * a kernel that may be threaded); whether the kernel is worth threads; the
+ * OpenMP pragma of the threaded loop (`rows`: its body is the rows
+ * function, which keeps its own private variables); the prefetch of the
+ * next packed weight panel at the top of a k loop. */
+void cg_simd_pragma(cg_kernel *c, isl_ast_node *loop);
+bool cg_whole_tiles(isl_ast_node *loop);
+bool cg_wants_threads(const cg_kernel *c);
+void cg_parallel_pragma(cg_kernel *c, bool rows);
+void cg_prefetch_next_panels(cg_kernel *c, isl_ast_node *kloop);
 
 #endif

@@ -1,0 +1,181 @@
+/* pragma.c — what a loop gets besides its body: the vectorisation hints
+ * (O2C_SIMD, O2C_SIMD_SUM/MAX), the OpenMP pragma of the threaded loop and
+ * whether a kernel gets threads at all, the prefetch of the next weight
+ * panel in a register block. */
+#include "codegen_impl.h"
+
+#include <isl/ast.h>
+#include <isl/id.h>
+
+/* Is the body of `loop` statements only (no loop inside)? */
+static bool innermost(isl_ast_node *loop) {
+  isl_ast_node *body = isl_ast_node_for_get_body(loop);
+  bool only = isl_ast_node_get_type(body) == isl_ast_node_user;
+  if (isl_ast_node_get_type(body) == isl_ast_node_block) {
+    isl_ast_node_list *l = isl_ast_node_block_get_children(body);
+    only = true;
+    for (int i = 0; i < isl_ast_node_list_n_ast_node(l) && only; i++) {
+      isl_ast_node *ch = isl_ast_node_list_get_ast_node(l, i);
+      only = isl_ast_node_get_type(ch) == isl_ast_node_user;
+      isl_ast_node_free(ch);
+    }
+    isl_ast_node_list_free(l);
+  }
+  isl_ast_node_free(body);
+  return only;
+}
+
+/* The innermost loop of a sum accumulates in a scalar: let the compiler
+ * vectorise it by reassociating that sum (O2C_SIMD_SUM, see program.c). */
+void cg_simd_pragma(cg_kernel *c, isl_ast_node *loop) {
+  if (c->k->gemm.on) {
+    /* the columns of a register block: vectorised, never peeled into
+     * scalars first (short loops are, and then get vectorised badly) */
+    if (innermost(loop)) cg_line(c->body, c->depth, "O2C_SIMD"), c->out->simd = true;
+    return;
+  }
+  isl_ast_node *body = isl_ast_node_for_get_body(loop);
+  if (isl_ast_node_get_type(body) == isl_ast_node_user) {
+    isl_ast_expr *call = isl_ast_node_user_get_expr(body);
+    isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
+    isl_id *id = isl_ast_expr_get_id(fn);
+    int stage;
+    sched_stmt_kind kind = sched_stmt_of(isl_id_get_name(id), &stage);
+    if (kind == SCHED_STMT_UPDATE && ir_node_get(c->p->g, c->k->stages[stage])->op == IR_ADD &&
+        ir_dtype_is_float(ir_node_get(c->p->g, c->k->stages[stage])->dtype)) {
+      cg_line(c->body, c->depth, "O2C_SIMD_SUM(acc%d)", stage);
+      c->out->simd = true;
+    } else if (kind == SCHED_STMT_UPDATE && cg_is_float_max(c, stage)) {
+      cg_line(c->body, c->depth, "O2C_SIMD_MAX(acc%d, nan%d)", stage, stage);
+      c->out->simd = true;
+    }
+    isl_id_free(id);
+    isl_ast_expr_free(fn);
+    isl_ast_expr_free(call);
+  }
+  isl_ast_node_free(body);
+}
+
+/* Adds the kind of user statement `node` (if it is one) to the bit set `kinds`. */
+static isl_bool note_kind(__isl_keep isl_ast_node *node, void *kinds) {
+  if (isl_ast_node_get_type(node) != isl_ast_node_user) return isl_bool_true;
+  isl_ast_expr *call = isl_ast_node_user_get_expr(node);
+  isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
+  isl_id *id = isl_ast_expr_get_id(fn);
+  int stage;
+  *(unsigned *)kinds |= 1u << sched_stmt_of(isl_id_get_name(id), &stage);
+  isl_id_free(id);
+  isl_ast_expr_free(fn);
+  isl_ast_expr_free(call);
+  return isl_bool_false;
+}
+
+/* In a register-blocked kernel only a loop over tiles may be threaded: its
+ * body holds every statement of a tile (clear, sum, store). With a single
+ * tile there is no such loop, and the loops at the top are the k loop (which
+ * carries the accumulators) and the point loops. */
+bool cg_whole_tiles(isl_ast_node *loop) {
+  unsigned kinds = 0;
+  isl_ast_node_foreach_descendant_top_down(loop, note_kind, &kinds);
+  return (kinds & (1u << SCHED_STMT_UPDATE)) && (kinds & (1u << SCHED_STMT_FINAL));
+}
+
+/* Threads only where they pay: a parallel region costs microseconds (fork
+ * and join; far more when the other core is busy), so a kernel gets them
+ * when its estimated time on one core is at least 20 us: its FLOPs at 64
+ * per ns in a register block, 16 elsewhere, plus its compulsory bytes at
+ * 16 per ns (symbolic sizes at their reference point). The tiny LLaMA
+ * (0.035 ms in all) then runs on one thread; a decode step's projections
+ * (weights streamed, 2.4 MB each) keep two. */
+bool cg_wants_threads(const cg_kernel *c) {
+  if (c->threads < 2 || !c->k->nouter || ir_dim_ref(c->p->g, c->k->space.d[c->k->outer[0]]) < 2)
+    return false;
+  int64_t flops, bytes;
+  sched_kernel_cost(c->p, c->k, &flops, &bytes);
+  double ns = (double)ir_dim_ref(c->p->g, flops) / (c->k->gemm.on ? 64 : 16) +
+              (double)ir_dim_ref(c->p->g, bytes) / 16;
+  return ns >= 20000 || c->threads_all;
+}
+
+/* The outermost loop of a kernel runs over outer axes only (every
+ * statement of the kernel is inside it; iterations write disjoint outputs
+ * and read inputs), so it is parallel; in a register-blocked kernel it runs
+ * over tiles, and isl has checked that no dependence leaves a tile
+ * (scheduler/tile.c). Only kernels with enough work get threads: a parallel
+ * region costs microseconds. Tiles are handed out one at a time: cores of a
+ * VM need not run at the same speed, and a tile is tens of microseconds. */
+void cg_parallel_pragma(cg_kernel *c, bool rows) {
+  cg_buf priv = {0};
+  for (int i = 0; i < c->k->nstages && !rows; i++) {
+    cg_printf(&priv, "%sacc%d", priv.n ? ", " : "", i);
+    if (c->k->gemm.on && c->k->gemm.kc) cg_printf(&priv, ", part%d", i);
+    if (cg_is_float_max(c, i)) cg_printf(&priv, ", nan%d", i);
+  }
+  for (int i = 0; i < c->k->ngathers && !rows; i++)
+    cg_printf(&priv, "%sg%d", priv.n ? ", " : "", i);
+  cg_line(c->body, 0, "#ifdef _OPENMP");
+  /* O2C_ERR_CLAUSE: filled in once the kernel is printed (program.c) */
+  cg_line(c->body, c->depth,
+          "#pragma omp parallel for num_threads(%d) schedule(%s)%s%s%sO2C_ERR_CLAUSE", c->threads,
+          c->k->gemm.on ? "dynamic, 1" : "static", priv.n ? " private(" : "", priv.n ? priv.s : "",
+          priv.n ? ")" : "");
+  cg_line(c->body, 0, "#endif");
+  free(priv.s);
+}
+
+/* Finds the first user statement of kind `want` under `node`. */
+typedef struct {
+  sched_stmt_kind want;
+  isl_ast_expr *call;
+} find_stmt;
+
+static isl_bool find_user(__isl_keep isl_ast_node *node, void *user) {
+  find_stmt *f = user;
+  if (f->call) return isl_bool_false;
+  if (isl_ast_node_get_type(node) != isl_ast_node_user) return isl_bool_true;
+  isl_ast_expr *call = isl_ast_node_user_get_expr(node);
+  isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
+  isl_id *id = isl_ast_expr_get_id(fn);
+  int stage;
+  if (sched_stmt_of(isl_id_get_name(id), &stage) == f->want)
+    f->call = call;
+  else
+    isl_ast_expr_free(call);
+  isl_id_free(id);
+  isl_ast_expr_free(fn);
+  return isl_bool_false;
+}
+
+/* At the top of a register block's k loop: each packed weight's line for
+ * this k in the next column panel is fetched into cache, so the first row
+ * block of that panel does not wait for memory (where the scheduler asks
+ * for it: gemm.c). The next panel of the last one is itself. */
+void cg_prefetch_next_panels(cg_kernel *c, isl_ast_node *kloop) {
+  const sched_kernel *k = c->k;
+  const sched_gemm *gm = &k->gemm;
+  int64_t K = k->space.d[gm->k], N = k->space.d[gm->n];
+  if (!gm->prefetch || !gm->npacked || ir_dim_is_sym(K) || ir_dim_is_sym(N)) return;
+  int64_t npan = (N + gm->nr - 1) / gm->nr;
+  if (npan < 2) return;
+  find_stmt f = {SCHED_STMT_UPDATE, NULL};
+  isl_ast_node_foreach_descendant_top_down(kloop, find_user, &f);
+  if (!f.call) return;
+  cg_buf tile = {0}, red = {0};
+  for (int i = 0, arg = 1; i < k->naxes; i++) {
+    int a = k->axes[i];
+    if (a == gm->n) cg_expr_arg(&tile, f.call, arg);
+    if (a == gm->k) cg_expr_arg(&red, f.call, arg);
+    arg += a == gm->n || a == gm->m ? 2 : 1;
+  }
+  isl_ast_expr_free(f.call);
+  for (int i = 0; i < gm->npacked; i++) {
+    bool seen = false;
+    for (int j = 0; j < i; j++) seen |= gm->packed_buf[j] == gm->packed_buf[i];
+    if (seen || !tile.s || !red.s) continue;
+    cg_line(c->body, c->depth, "O2C_PREFETCH(&b%d[%lld * (%s + 1 < %lld ? %s + 1 : %s) + %d * %s]);",
+            cg_kernel_arg(c, gm->packed_buf[i]), (long long)(K * gm->nr), tile.s,
+            (long long)npan, tile.s, tile.s, gm->nr, red.s);
+    c->out->prefetch = true;
+  }
+  free(tile.s), free(red.s);
+}
