@@ -141,7 +141,7 @@ typedef struct {
   bool none;        /* an empty optional, not a sequence */
 } imp_seq;
 typedef struct imp_seqs imp_seqs;
-/* The store of the import (load.c owns the pointer). */
+/* The store of the import (the loader's context owns the pointer). */
 imp_seqs **imp_ctx_seqs(imp_ctx *c);
 ir_graph *imp_ctx_graph(imp_ctx *c);
 void imp_seqs_free(imp_seqs *s);
@@ -212,7 +212,7 @@ int imp_axis(imp_node *n, int64_t axis, int rank);
 const ir_shape *imp_shape(imp_node *n, ir_ref r);
 ir_dtype imp_dtype(imp_node *n, ir_ref r);
 /* IR_F16 or IR_BF16 when input `i` is an ONNX 16-bit float (held as
- * float32, see load.c), else IR_F32. */
+ * float32, see half.c), else IR_F32. */
 ir_dtype imp_half_in(imp_node *n, int i);
 
 /* The memory limit (--max-memory; tensor.c). */

@@ -15,7 +15,7 @@ static const char *onnx_type_name(int64_t t) {
 
 /* An ONNX data type (attribute `to`, `dtype`) as an ir dtype the runtime
  * handles; float16 and bfloat16 are computed as float32 (rounded after the
- * node, load.c); strings and the rest are refused. */
+ * node, half.c); strings and the rest are refused. */
 static int dtype_attr(imp_node *n, const char *attr, int64_t t) {
   int d = imp_dtype_from_onnx((int)t);
   if (d == IR_F16 || d == IR_BF16) return IR_F32;

@@ -14,7 +14,7 @@
 
 /* The most memory one tensor of the model may need: the machine's RAM
  * (sysconf), or ONNX2C_MEM_LIMIT bytes when set. Larger values are refused
- * before anything is allocated. Declared in load.c, which also uses it. */
+ * before anything is allocated. Declared in load_impl.h for the loader. */
 size_t imp_mem_limit(void);
 static size_t limit;
 

@@ -1,0 +1,75 @@
+/* load_impl.h — private to the model loader (load.c, graph_inputs.c,
+ * lower_nodes.c, node_api.c, half.c): the lowering context and what those
+ * files call of each other. The op families see only importer_impl.h. */
+#ifndef IMPORTER_LOAD_IMPL_H
+#define IMPORTER_LOAD_IMPL_H
+
+#include "importer_impl.h"
+
+/* The memory limit for one value (tensor.c): RAM, or ONNX2C_MEM_LIMIT. */
+size_t imp_mem_limit(void);
+
+/* Constant sub-graphs up to this many elements are evaluated while lowering. */
+#define FOLD_MAX_ELEMS (1 << 20)
+#define FOLD_KEEP_NARROW 256 /* elements: smaller dequantized weights are folded */
+#define TRAINING_DOMAIN "ai.onnx.preview.training"
+
+/* A value name's entry in the context's table. */
+typedef struct {
+  const char *name;
+  ir_ref ref;
+  uint8_t half; /* IR_F16 or IR_BF16: an ONNX 16-bit float held as float32 (0: none) */
+  bool forgotten; /* a sub-graph's value, out of scope */
+  /* a value-dependent length (NonZero...): the shape is a bound along
+   * dyn_axis, and `len` (a scalar int64) the valid entries there */
+  bool dyn;
+  int dyn_axis;
+  ir_ref len;
+} imp_value;
+
+struct imp_ctx {
+  const char *path;
+  char *dir;
+  const imp_options *opt;
+  ir_graph *g;
+  imp_value *values; /* open addressing, power-of-two capacity */
+  size_t nvalues, cap;
+  char nodeerr[768];
+  bool node_failed;
+  size_t const_bytes; /* constant data held by the graph so far */
+  bool has_syms;      /* some graph input has a symbolic dimension (not pinned by --dim) */
+  const Onnx__GraphProto *gp;
+  int subgraph_depth; /* sub-graphs (If branches) being lowered inside each other */
+  imp_seqs *seqs;     /* sequence values (seq_value.c) */
+};
+
+/* load.c: the value table, the op table, failures. */
+imp_value *imp_ctx_lookup(imp_ctx *c, const char *name);
+void imp_ctx_define(imp_ctx *c, const char *name, ir_ref r);
+void imp_ctx_forget(imp_ctx *c, const char *name);
+const imp_op_entry *imp_find_op(const char *op, unsigned domain);
+int imp_ctx_fail(imp_ctx *c, char *err, size_t n, const char *fmt, ...);
+
+/* node_api.c: values from the file may not look like symbols. */
+int imp_ctx_check_plain(imp_ctx *c, ir_dtype t, const void *data, int64_t count, const char *what, char *err,
+                        size_t n);
+
+/* half.c */
+ir_dtype imp_widen_half(imp_tensor *x);
+ir_dtype imp_half_of_onnx(int64_t t);
+void imp_ctx_set_half(imp_ctx *c, const char *name, ir_dtype h);
+ir_dtype imp_node_half(imp_node *n);
+void imp_mark_half(imp_node *n, imp_value *v, ir_dtype h);
+
+/* graph_inputs.c */
+bool imp_ctx_model_has_syms(imp_ctx *c, const Onnx__GraphProto *gp);
+void imp_ctx_need_syms(imp_ctx *c, uint32_t mask);
+void imp_ctx_need_inputs(imp_ctx *c, ir_ref r);
+int imp_ctx_add_frozen(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t n);
+int imp_ctx_add_inputs(imp_ctx *c, const Onnx__GraphProto *gp, char *err, size_t n);
+
+/* lower_nodes.c */
+int imp_ctx_lower_nodes(imp_ctx *c, const Onnx__GraphProto *gp, int opset, char *err, size_t n);
+int imp_ctx_check_sym_data(imp_ctx *c, char *err, size_t n);
+
+#endif
