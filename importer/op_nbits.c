@@ -72,51 +72,95 @@ static float zero_at(const ir_node *z, int64_t c, int64_t b, int64_t kb, int bit
   return (float)((byte >> (b % per * bits)) & ((1 << bits) - 1));
 }
 
-/* Constant B, scales and zero points: one code per byte, laid out
- * [k_blocks, block, N] so that a row of the sum is contiguous along N (the
- * blocked kernel widens it in registers), and the product in two sums: per
- * block P[.., b, n] = sum_j A[.., b*bs + j] * (code - zp[b, n]), then
- * Y = sum_b P[.., b, n] * scale[b, n], as onnxruntime applies the scale
- * after the block's dequantization. */
+/* Columns per panel of the packed codes: one 64-byte cache line per row of
+ * a panel, so a panel's rows follow each other in memory. */
+#define NBITS_PANEL 64
+
+/* Constant B, scales and zero points: the codes stay packed, `per` = 8/bits
+ * of them in a byte, in column panels [ceil(N/P)][k_blocks][h][P] with
+ * h = block/per and P = min(N, 64): byte (b, j, c) of panel pn holds the
+ * codes j, j + h, .. of block b of column pn·P + c, low bits first. A
+ * decode step streams each panel once, in order, half a byte per 4-bit
+ * weight, and the kernel unpacks it in registers (shift, mask, convert).
+ * Scales and given zero points (negated: added) are panels
+ * [ceil(N/P)][kb][P] too; columns past N have scale 0. The product is one
+ * sum over (block, j) of A · ((code − zp) · scale): the weight dequantized
+ * as onnxruntime does before its product. */
 static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int64_t K, int64_t N, int bits,
                       int64_t bs) {
   ir_graph *g = n->g;
-  int64_t kb = (K + bs - 1) / bs, blob = bs * bits / 8;
-  int per = 8 / bits;
+  int per = 8 / bits, mask = (1 << bits) - 1;
+  int64_t kb = (K + bs - 1) / bs, h = bs * bits / 8, P = N < NBITS_PANEL ? N : NBITS_PANEL;
+  int64_t np = (N + P - 1) / P, ncode, nblk;
+  /* kb * h * N is B's own element count (checked by the caller); the
+   * padded columns add at most 63 */
+  if (ir_mul_ov(np * P, kb, &nblk) || ir_mul_ov(nblk, h, &ncode) || ncode > INT64_MAX / 8)
+    return imp_fail(n, "the packed weight's size overflows"), IR_NONE;
   const uint8_t *B = weight_data(g, b);
   const float *S = weight_data(g, sc);
   const ir_node *zn = z != IR_NONE ? ir_node_get(g, z) : NULL;
-  uint8_t *codes = malloc((size_t)(kb * bs * N));
-  float *zf = malloc((size_t)(kb * N) * sizeof *zf), *sf = malloc((size_t)(kb * N) * sizeof *sf);
+  uint8_t *codes = calloc((size_t)ncode, 1);
+  float *zf = calloc((size_t)nblk, sizeof *zf), *sf = calloc((size_t)nblk, sizeof *sf);
   if (!codes || !zf || !sf) {
     free(codes), free(zf), free(sf);
-    return imp_fail(n, "out of memory for the unpacked weight (%lld bytes)", (long long)(kb * bs * N)), IR_NONE;
+    return imp_fail(n, "out of memory for the repacked weight (%lld bytes)", (long long)ncode), IR_NONE;
   }
   for (int64_t c = 0; c < N; c++)
     for (int64_t bl = 0; bl < kb; bl++) {
-      sf[bl * N + c] = S[c * kb + bl];
-      zf[bl * N + c] = zero_at(zn, c, bl, kb, bits);
-      const uint8_t *blk = B + (c * kb + bl) * blob;
-      for (int64_t j = 0; j < bs; j++)
-        codes[(bl * bs + j) * N + c] = (uint8_t)((blk[j / per] >> (j % per * bits)) & ((1 << bits) - 1));
+      int64_t pan = (c / P * kb + bl) * P + c % P; /* (panel, block, column) */
+      sf[pan] = S[c * kb + bl];
+      zf[pan] = -zero_at(zn, c, bl, kb, bits);
+      const uint8_t *blk = B + (c * kb + bl) * h;
+      uint8_t *out = codes + (c / P * kb + bl) * h * P + c % P;
+      for (int64_t j = 0; j < bs; j++) {
+        int q = (blk[j / per] >> (j % per * bits)) & mask;
+        out[j % h * P] |= (uint8_t)(q << (j / h * bits));
+      }
     }
-  ir_ref cw = ir_const_take(g, "nbits_codes", IR_U8, (ir_shape){.rank = 3, .d = {kb, bs, N}}, codes);
-  ir_ref zw = ir_const_take(g, "nbits_zero_points", IR_F32, (ir_shape){.rank = 3, .d = {kb, 1, N}}, zf);
-  ir_ref sw = ir_const_take(g, "nbits_scales", IR_F32, (ir_shape){.rank = 3, .d = {kb, 1, N}}, sf);
-  ir_ref w = ir_sub(g, ir_cast(g, cw, IR_F32), zw);
-  /* A [.., K] -> [.., kb, bs, 1], zeros past K */
+  ir_ref cw = ir_const_take(g, "nbits_codes", IR_U8, (ir_shape){.rank = 4, .d = {np, kb, h, P}}, codes);
+  /* without zero points, the default one is a constant: no stream of it */
+  ir_ref zw = zn ? ir_const_take(g, "nbits_minus_zero_points", IR_F32, (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, zf)
+                 : (free(zf), ir_scalar(g, IR_F32, -(double)(1 << (bits - 1))));
+  ir_ref sw = ir_const_take(g, "nbits_scales", IR_F32, (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, sf);
+  /* A [.., K] -> [.., 1, kb, per, h] (zeros past K) -> [.., 1, kb, h, per]:
+   * the slice p of the last axis multiplies the codes in bits p·bits.. */
   ir_shape as = *imp_shape(n, a);
   int r = as.rank;
   int64_t pb[IR_MAX_RANK] = {0}, pe[IR_MAX_RANK] = {0};
   pe[r - 1] = kb * bs - K;
   ir_ref ap = pe[r - 1] ? ir_view_pad(g, a, pb, pe, 0.0) : a;
-  ir_shape s3 = as;
-  s3.d[r - 1] = kb, s3.d[r] = bs, s3.d[r + 1] = 1, s3.rank = r + 2;
-  ir_ref p = ir_sum(g, ir_binary(g, IR_MUL, ir_view_reshape(g, ap, s3), w), 1u << r, true); /* [.., kb, 1, N] */
-  ir_ref y = ir_sum(g, ir_binary(g, IR_MUL, p, sw), 1u << (r - 1), true);                 /* [.., 1, 1, N] */
+  ir_shape s5 = as;
+  s5.d[r - 1] = 1, s5.d[r] = kb, s5.d[r + 1] = per, s5.d[r + 2] = h, s5.rank = r + 3;
+  int perm[IR_MAX_RANK];
+  for (int i = 0; i < r + 3; i++) perm[i] = i;
+  perm[r + 1] = r + 2, perm[r + 2] = r + 1;
+  ir_ref a5 = ir_view_permute(g, ir_view_reshape(g, ap, s5), perm);
+  ir_ref prod = IR_NONE;
+  ir_ref c32 = ir_cast(g, cw, IR_I32); /* widened once, unpacked in 32-bit lanes */
+  for (int p = 0; p < per; p++) {
+    ir_ref q = c32;
+    if (p) q = ir_binary(g, IR_IDIV, q, ir_scalar(g, IR_I32, (double)(1 << (p * bits))));
+    if (p < per - 1) q = ir_binary(g, IR_AND, q, ir_scalar(g, IR_I32, (double)mask));
+    ir_ref w = ir_binary(g, IR_MUL, ir_binary(g, IR_ADD, ir_cast(g, q, IR_F32), zw), sw); /* [np, kb, h, P] */
+    int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
+    for (int i = 0; i < r + 3; i++) sp[i] = 1, ln[i] = s5.d[i];
+    ln[r + 1] = h, ln[r + 2] = 1, st[r + 2] = p;
+    ir_ref t = ir_binary(g, IR_MUL, ir_view_slice(g, a5, st, sp, ln), w); /* [.., np, kb, h, P] */
+    prod = p ? ir_binary(g, IR_ADD, prod, t) : t;
+  }
+  /* [.., np, 1, 1, P], written by the sum's own kernel: its panel axes
+   * would map onto a consumer's head axes ([.., heads, head_dim]) and the
+   * fuser would then try the sum as that kernel's stage, fail at RoPE's
+   * shifted reads and store the whole product instead */
+  ir_ref y = ir_move(g, ir_sum(g, prod, 3u << r, true));
   ir_shape os = as;
-  os.d[r - 1] = N;
-  return ir_view_reshape(g, y, os);
+  os.d[r - 1] = np * P;
+  y = ir_view_reshape(g, y, os);
+  if (np * P == N) return y;
+  int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
+  for (int i = 0; i < r; i++) sp[i] = 1, ln[i] = os.d[i];
+  ln[r - 1] = N;
+  return ir_view_slice(g, y, st, sp, ln);
 }
 
 static int lower_matmul_nbits(imp_node *n) {
@@ -150,7 +194,7 @@ static int lower_matmul_nbits(imp_node *n) {
    * the constant form reads the arrays at the expected sizes */
   if (ir_failed(g) || zq == IR_NONE || sq == IR_NONE) return -1;
   ir_ref y;
-  if (weight_data(g, b) && weight_data(g, sc) && (z == IR_NONE || weight_data(g, z)) && arank + 2 <= IR_MAX_RANK) {
+  if (weight_data(g, b) && weight_data(g, sc) && (z == IR_NONE || weight_data(g, z)) && arank + 3 <= IR_MAX_RANK) {
     y = blocked(n, a, b, sc, z, K, N, (int)bits, bs);
   } else {
     /* (code - zero point) * scale, in float as onnxruntime dequantizes */
