@@ -78,6 +78,18 @@ ir_view ir_view_contiguous(const ir_shape *s);
  * reference, the last one frees it. */
 void ir_dim_retain(void);
 void ir_dim_release(void);
+/* A monomial c * s0^e0 * s1^e1 ... of a symbolic dimension (dim.c). */
+typedef struct {
+  int64_t c;
+  uint8_t e[IR_MAX_SYMS];
+} ir_mono;
+/* The monomials of `d` in canonical order into `*m` (owned by the
+ * dimension table), their count; -1 when `d` names no polynomial (a plain
+ * value, IR_DIM_INVALID or a forged tag). For the decisions (dim_range.c). */
+int ir_dim_monos(int64_t d, const ir_mono **m);
+bool ir_mono_is_const(const ir_mono *m);
+/* Symbol `id` as a dimension. */
+int64_t ir_dim_of_sym(int id);
 /* Registers the symbols of an input shape with the graph. */
 void ir_note_syms(ir_graph *g, const ir_shape *s);
 
