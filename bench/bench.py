@@ -47,8 +47,9 @@ WORK = os.path.join(BENCH, 'work')
 ONNX2C = os.path.abspath(os.environ.get('ONNX2C', os.path.join(ROOT, 'build', 'onnx2c-caten')))
 CC = os.environ.get('CC', 'cc')
 TARGET = os.environ.get('TARGET', '') or 'native'
-# the FMA peak is measured with the vector ISA the target builds for
-PEAK_MARCH = '-march=native' if TARGET == 'native' else f'-march={TARGET}'
+# the FMA peak is measured with the vector ISA the target builds for (the
+# -march of its flags; generic: none, SSE2 on x86-64)
+PEAK_MARCH = {'native': ['-march=native'], 'aarch64': ['-march=armv8-a'], 'generic': []}.get(TARGET, [f'-march={TARGET}'])
 PY = '/usr/bin/python3'
 NODE = shutil.which('node') or 'node'
 HARNESS_C = os.path.join(BENCH, 'common', 'harness.c')
@@ -129,7 +130,7 @@ def machine_peaks(use_cache):
     peaks = {'fma': {}, 'triad': {}, 'isa': '?'}
     for src, exe, key, tag in (('fma_peak.c', 'fma_peak', 'fma', 'fma_gflops'),
                                ('stream_triad.c', 'stream_triad', 'triad', 'triad_gbs')):
-        run([CC, '-O2' if key == 'fma' else '-O3', PEAK_MARCH if key == 'fma' else '-march=native', '-fopenmp',
+        run([CC, '-O2' if key == 'fma' else '-O3', *(PEAK_MARCH if key == 'fma' else ['-march=native']), '-fopenmp',
              os.path.join(BENCH, 'machine', src), '-o', os.path.join(d, exe)])
         _, out = run([os.path.join(d, exe), '1', '2'], timeout=600)
         for line in out.splitlines():
@@ -688,6 +689,9 @@ def main():
                      f'{",".join(CNN_ORDER)},cnn,largedec,large128,large,all,none)')
     keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
     threads_list = [int(t) for t in os.environ.get('ONNX2C_BENCH_THREADS', '1,2').split(',')]
+    host = platform.machine()
+    if (TARGET == 'aarch64') != (host in ('aarch64', 'arm64')) and TARGET not in ('native', 'generic'):
+        sys.exit(f'bench: TARGET={TARGET} does not run on this {host} machine (the rows run the code they time)')
     if not os.access(ONNX2C, os.X_OK):
         sys.exit(f'bench: compiler not found: {ONNX2C} (run make all, or set ONNX2C)')
     os.makedirs(WORK, exist_ok=True)

@@ -1,18 +1,26 @@
-/* fma_peak.c - FP32 FMA peak of the ISA this is compiled for (AVX-512 or
- * AVX2+FMA: build with -march=native, -march=x86-64-v3, -march=x86-64-v4).
+/* fma_peak.c - FP32 FMA peak of the ISA this is compiled for (AVX-512,
+ * AVX2+FMA, SSE, NEON or plain C: build with the target's -march, e.g.
+ * -march=native, -march=x86-64-v3, -march=x86-64-v2, -march=armv8-a).
  * Each thread runs ACC independent vector FMA chains (enough to cover
  * latency x pipes) that, with the two constant operands, fit the register
  * file: 16 of 32 zmm on AVX-512, 12 of 16 ymm on AVX2 (16 ymm chains + 2
- * constants spill and measure about half the peak), so the loop is
+ * constants spill and measure about half the peak), 12 of 16 xmm on SSE
+ * (no FMA: a multiply and an add, the 2 flops an FMA would count), 24 of 32
+ * q registers on NEON, 8 scalar chains in plain C; so the loop is
  * throughput-bound on the FMA units. FLOPs = iters * ACC * lanes * 2.
  * Prints: fma_isa NAME, then fma_gflops THREADS VALUE per thread count.
  * Usage: fma_peak [THREADS...]   (default: 1 2). Best of 5 trials. */
 #define _GNU_SOURCE
-#include <immintrin.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#if defined(__AVX512F__) || defined(__AVX2__) || defined(__SSE2__)
+#include <immintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
 
 #if defined(__AVX512F__)
 #define ACC 16
@@ -32,8 +40,33 @@ typedef __m256 vec;
 #define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define VADD(a, b) _mm256_add_ps(a, b)
 static float VSUM(__m256 v) { float t[8]; _mm256_storeu_ps(t, v); float s = 0; for (int i = 0; i < 8; i++) s += t[i]; return s; }
+#elif defined(__SSE2__)
+#define ACC 12
+#define ISA "sse"
+typedef __m128 vec;
+#define LANES 4
+#define VSET(x) _mm_set1_ps(x)
+#define VFMA(a, b, c) _mm_add_ps(_mm_mul_ps(a, b), c)
+#define VADD(a, b) _mm_add_ps(a, b)
+static float VSUM(__m128 v) { float t[4]; _mm_storeu_ps(t, v); return t[0] + t[1] + t[2] + t[3]; }
+#elif defined(__ARM_NEON) && defined(__aarch64__)
+#define ACC 24
+#define ISA "neon"
+typedef float32x4_t vec;
+#define LANES 4
+#define VSET(x) vdupq_n_f32(x)
+#define VFMA(a, b, c) vfmaq_f32(c, a, b)
+#define VADD(a, b) vaddq_f32(a, b)
+#define VSUM(v) vaddvq_f32(v)
 #else
-#error "need AVX2+FMA or AVX-512"
+#define ACC 8
+#define ISA "scalar"
+typedef float vec;
+#define LANES 1
+#define VSET(x) (x)
+#define VFMA(a, b, c) ((a) * (b) + (c))
+#define VADD(a, b) ((a) + (b))
+#define VSUM(v) (v)
 #endif
 
 static double now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + 1e-9 * ts.tv_nsec; }
@@ -43,7 +76,7 @@ static float kernel(long iters, float seed) {
   for (int i = 0; i < ACC; i++) acc[i] = VSET(seed + i * 1e-3f);
   const vec a = VSET(0.999999f), b = VSET(1e-7f);
   for (long it = 0; it < iters; it++) {
-#pragma GCC unroll 16
+#pragma GCC unroll 24
     for (int i = 0; i < ACC; i++) acc[i] = VFMA(acc[i], a, b);
   }
   vec s = acc[0];
