@@ -21,7 +21,13 @@
                       (im2col form), then a Gemm to 33 outputs (one column
                       past a full block of 32)
   convs_window.onnx   the windowed conv forms: grouped 3x3 (wide), stride
-                      (2, 1) (rows), unpadded 3x3 (wide, in place), 1-D"""
+                      (2, 1) (rows), unpadded 3x3 (wide, in place), 1-D
+  upsample.onnx       upsampling: ConvTransposes whose kernel is their
+                      stride (2-D with bias, 2-D grouped 2x3/(2,3), 1-D 4/4:
+                      a matrix product and a shuffle) and a 3x3/2 padded one
+                      (the general form); Resize nearest by whole scales
+                      (asymmetric/floor, half_pixel/round_prefer_floor: a
+                      repeat), nearest to a size that is no multiple, linear"""
 import os
 import numpy as np
 import onnx
@@ -166,6 +172,31 @@ save("convs_window", [
 ], [vi("x", F, [1, 16, 9, 40]), vi("z", F, [1, 8, 50])], [vi("y", F, [1, 8, 2, 36]), vi("yz", F, [1, 24, 50])],
     [w("g1w", (16, 8, 3, 3), 0.3), w("g1b", (16,)), w("s2w", (12, 16, 3, 3), 0.2), w("s2b", (12,)),
      w("u3w", (8, 12, 3, 3), 0.2), w("d1w", (24, 8, 3), 0.3), w("d1b", (24,))])
+
+# upsampling: x[1, 8, 10, 12], z[1, 4, 9]
+def resize(name, src, scales, **kw):
+    return helper.make_node("Resize", [src, "", scales], [name], **kw)
+
+
+save("upsample", [
+    helper.make_node("ConvTranspose", ["x", "t1w", "t1b"], ["t1"], kernel_shape=[2, 2], strides=[2, 2]),
+    helper.make_node("Relu", ["t1"], ["r1"]),
+    helper.make_node("ConvTranspose", ["r1", "t2w"], ["y1"], kernel_shape=[2, 3], strides=[2, 3], group=2),
+    helper.make_node("ConvTranspose", ["z", "t3w", "t3b"], ["y2"], kernel_shape=[4], strides=[4]),
+    helper.make_node("ConvTranspose", ["x", "t4w"], ["y3"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                     output_padding=[1, 1]),
+    resize("y4", "x", "s2", mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+    resize("y5", "x", "s3", mode="nearest", coordinate_transformation_mode="half_pixel",
+           nearest_mode="round_prefer_floor"),
+    helper.make_node("Resize", ["x", "", "", "sz"], ["y6"], mode="nearest"),
+    resize("y7", "x", "s2", mode="linear", coordinate_transformation_mode="half_pixel"),
+], [vi("x", F, [1, 8, 10, 12]), vi("z", F, [1, 4, 9])],
+    [vi("y1", F, [1, 6, 40, 72]), vi("y2", F, [1, 5, 36]), vi("y3", F, [1, 6, 20, 24]), vi("y4", F, [1, 8, 20, 24]),
+     vi("y5", F, [1, 8, 30, 36]), vi("y6", F, [1, 8, 15, 17]), vi("y7", F, [1, 8, 20, 24])],
+    [w("t1w", (8, 12, 2, 2), 0.3), w("t1b", (12,)), w("t2w", (12, 3, 2, 3), 0.3), w("t3w", (4, 5, 4), 0.3),
+     w("t3b", (5,)), w("t4w", (8, 6, 3, 3), 0.3),
+     numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s2"),
+     numpy_helper.from_array(np.array([1, 1, 3, 3], np.float32), "s3"), i64("sz", [1, 8, 15, 17])])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
