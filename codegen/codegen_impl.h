@@ -127,6 +127,6 @@ void cg_simd_pragma(cg_kernel *c, isl_ast_node *loop);
 bool cg_whole_tiles(isl_ast_node *loop);
 bool cg_wants_threads(const cg_kernel *c);
 void cg_parallel_pragma(cg_kernel *c, bool rows);
-void cg_prefetch_next_panels(cg_kernel *c, isl_ast_node *kloop);
+void cg_prefetch_weights(cg_kernel *c, isl_ast_node *kloop);
 
 #endif

@@ -146,17 +146,21 @@ static isl_bool find_user(__isl_keep isl_ast_node *node, void *user) {
   return isl_bool_false;
 }
 
-/* At the top of a register block's k loop: each packed weight's line for
- * this k in the next column panel is fetched into cache, so the first row
- * block of that panel does not wait for memory (where the scheduler asks
- * for it: gemm.c). The next panel of the last one is itself. */
-void cg_prefetch_next_panels(cg_kernel *c, isl_ast_node *kloop) {
+/* At the top of a register block's k loop, for each packed weight (where
+ * the scheduler asks for it: gemm.c):
+ * - prefetch: its line for this k in the next column panel is fetched into
+ *   cache, so the first row block of that panel does not wait for memory
+ *   (the next panel of the last one is itself);
+ * - ahead: a single row's line gm->ahead elements past this k's (panels are
+ *   contiguous: past the end of one is the start of the next), clamped to
+ *   the buffer's last element. */
+void cg_prefetch_weights(cg_kernel *c, isl_ast_node *kloop) {
   const sched_kernel *k = c->k;
   const sched_gemm *gm = &k->gemm;
   int64_t K = k->space.d[gm->k], N = k->space.d[gm->n];
-  if (!gm->prefetch || !gm->npacked || ir_dim_is_sym(K) || ir_dim_is_sym(N)) return;
-  int64_t npan = (N + gm->nr - 1) / gm->nr;
-  if (npan < 2) return;
+  if ((!gm->prefetch && !gm->ahead) || !gm->npacked || ir_dim_is_sym(K) || ir_dim_is_sym(N)) return;
+  int64_t npan = (N + gm->nr - 1) / gm->nr, panel = K * gm->nr, last = npan * panel - 1;
+  if (!gm->ahead && npan < 2) return;
   find_stmt f = {SCHED_STMT_UPDATE, NULL};
   isl_ast_node_foreach_descendant_top_down(kloop, find_user, &f);
   if (!f.call) return;
@@ -172,9 +176,14 @@ void cg_prefetch_next_panels(cg_kernel *c, isl_ast_node *kloop) {
     bool seen = false;
     for (int j = 0; j < i; j++) seen |= gm->packed_buf[j] == gm->packed_buf[i];
     if (seen || !tile.s || !red.s) continue;
-    cg_line(c->body, c->depth, "O2C_PREFETCH(&b%d[%lld * (%s + 1 < %lld ? %s + 1 : %s) + %d * %s]);",
-            cg_kernel_arg(c, gm->packed_buf[i]), (long long)(K * gm->nr), tile.s,
-            (long long)npan, tile.s, tile.s, gm->nr, red.s);
+    int b = cg_kernel_arg(c, gm->packed_buf[i]);
+    if (gm->prefetch && npan >= 2)
+      cg_line(c->body, c->depth, "O2C_PREFETCH(&b%d[%lld * (%s + 1 < %lld ? %s + 1 : %s) + %d * %s]);", b,
+              (long long)panel, tile.s, (long long)npan, tile.s, tile.s, gm->nr, red.s);
+    if (gm->ahead)
+      cg_line(c->body, c->depth, "O2C_PREFETCH(&b%d[%lld * %s + %d * %s + %d < %lld ? %lld * %s + %d * %s + %d : %lld]);",
+              b, (long long)panel, tile.s, gm->nr, red.s, gm->ahead, (long long)last, (long long)panel, tile.s,
+              gm->nr, red.s, gm->ahead, (long long)last);
     c->out->prefetch = true;
   }
   free(tile.s), free(red.s);

@@ -4,7 +4,13 @@
 
 /* A required input: records an error when it is absent. */
 static int lower_matmul(imp_node *n) {
-  return imp_set_out(n, 0, ir_matmul(n->g, imp_req(n, 0), imp_req(n, 1)));
+  ir_ref a = imp_req(n, 0), b = imp_req(n, 1), x, row;
+  if (ir_failed(n->g)) return -1;
+  /* a dequantized weight: its scale multiplies the sums, not the weights
+   * (A of rank 1 would drop the row axis that S's row keeps) */
+  if (imp_gshape(n->g, a).rank >= 2 && imp_dequant_scale(n->g, b, &x, &row))
+    return imp_set_out(n, 0, imp_mul(n->g, ir_matmul(n->g, a, x), row));
+  return imp_set_out(n, 0, ir_matmul(n->g, a, b));
 }
 
 /* Gemm operands are matrices; trans* swaps the two axes (a view). */

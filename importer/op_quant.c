@@ -75,6 +75,27 @@ static int lower_dequantize(imp_node *n) {
   return imp_set_out(n, 0, imp_mul(g, v, s));
 }
 
+/* B = X * S (a DequantizeLinear as lowered above) with X a widened one-byte
+ * integer, less its zero point or not, and S a view that is the same for
+ * every k (axis -2 of B: a per-tensor or per-column scale). A MatMul then
+ * multiplies S once per output (sum_k a_k x_kn) * s_n instead of once per
+ * weight element inside the sum, which leaves a widen and one FMA per
+ * weight. Fills *x and *row (S's row: size 1 on axis -2). */
+bool imp_dequant_scale(ir_graph *g, ir_ref b, ir_ref *x, ir_ref *row) {
+  const ir_node *m = ir_node_get(g, b);
+  int rank = m->shape.rank;
+  if (m->op != IR_MUL || m->dtype != IR_F32 || rank < 2) return false;
+  const ir_node *xv = ir_node_get(g, m->src[0]), *sv = ir_node_get(g, m->src[1]);
+  const ir_node *c = xv->op == IR_ADD ? ir_node_get(g, xv->src[0]) : xv; /* less a zero point: ADD(x, NEG(zp)) */
+  if (c->op != IR_CAST) return false;
+  ir_dtype q = ir_node_get(g, c->src[0])->dtype;
+  if (q != IR_I8 && q != IR_U8) return false;
+  if (sv->op != IR_VIEW || sv->view.gather || sv->view.masked || sv->view.stride[rank - 2] != 0) return false;
+  *x = m->src[0];
+  *row = imp_take(g, m->src[1], rank - 2, 0, 1);
+  return *row != IR_NONE;
+}
+
 /* uint8 quantization with scale (max(0,x) - min(0,x)) / 255 and the zero
  * point that maps 0 exactly. */
 static int lower_dynquant(imp_node *n) {

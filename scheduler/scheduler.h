@@ -85,6 +85,7 @@ typedef struct {
   int m, n, k;   /* space axes; m = -1 when no axis can be unrolled (mr = 1) */
   int mr, nr;
   bool prefetch; /* fetch the next column panel's weights during this one (codegen) */
+  int ahead;     /* elements of the packed weights fetched ahead of the k loop (0: none) */
   /* k sliced into pieces of kc (0: not sliced): per column panel, slice by
    * slice over all row blocks; between slices each block waits in
    * part<i>[mtiles][mr][nr] */
