@@ -128,5 +128,6 @@ bool cg_whole_tiles(isl_ast_node *loop);
 bool cg_wants_threads(const cg_kernel *c);
 void cg_parallel_pragma(cg_kernel *c, bool rows);
 void cg_prefetch_weights(cg_kernel *c, isl_ast_node *kloop);
+void cg_prefetch_streams(cg_kernel *c, isl_ast_node *kloop);
 
 #endif

@@ -148,7 +148,7 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
     isl_ast_expr_free(it), isl_ast_expr_free(init), isl_ast_expr_free(cond), isl_ast_expr_free(inc);
     isl_ast_node *body = isl_ast_node_for_get_body(node);
     c->depth++;
-    if (kloop && c->k->gemm.on) cg_prefetch_weights(c, node);
+    if (kloop && c->k->gemm.on) cg_prefetch_weights(c, node), cg_prefetch_streams(c, node);
     print_node(c, body);
     c->depth--;
     isl_ast_node_free(body);

@@ -188,3 +188,52 @@ void cg_prefetch_weights(cg_kernel *c, isl_ast_node *kloop) {
   }
   free(tile.s), free(red.s);
 }
+
+static bool is_reduced(const sched_kernel *k, int a) {
+  for (int i = 0; i < k->nred; i++)
+    if (k->red[i] == a) return true;
+  return false;
+}
+
+/* At the top of a single row's k loop: the run of each weight read as it
+ * lies (gemm.c: stream_read) that the k step `ahead` steps on reads is
+ * fetched into cache now (the last steps fetch their own). Other reduced
+ * axes count from 0; columns from the start of the register block. */
+void cg_prefetch_streams(cg_kernel *c, isl_ast_node *kloop) {
+  const sched_kernel *k = c->k;
+  const sched_gemm *gm = &k->gemm;
+  int64_t K = k->space.d[gm->k];
+  if (!gm->nstream || ir_dim_is_sym(K)) return;
+  find_stmt f = {SCHED_STMT_UPDATE, NULL};
+  isl_ast_node_foreach_descendant_top_down(kloop, find_user, &f);
+  if (!f.call) return;
+  cg_buf idx[IR_MAX_RANK] = {{0}};
+  for (int i = 0, arg = 1; i < k->naxes; i++) {
+    int a = k->axes[i];
+    if (!is_reduced(k, a) || a == gm->k) cg_expr_arg(&idx[a], f.call, arg);
+    arg += a == gm->n || a == gm->m ? 2 : 1;
+  }
+  isl_ast_expr_free(f.call);
+  for (int i = 0; i < gm->nstream; i++) {
+    const int64_t *co = gm->stream_coef[i];
+    int64_t step = co[gm->k] * (int64_t)ir_dtype_size(c->p->bufs[gm->stream_buf[i]].dtype);
+    cg_buf at = {0};
+    cg_printf(&at, "%lld", (long long)gm->stream_off[i]);
+    bool ok = idx[gm->k].s != NULL;
+    for (int j = 0; j < k->naxes && ok; j++) {
+      int a = k->axes[j];
+      if (!co[a] || a == gm->k || is_reduced(k, a)) continue;
+      ok = idx[a].s != NULL;
+      if (ok) cg_printf(&at, " + %lld * %s", (long long)(a == gm->n ? co[a] * gm->nr : co[a]), idx[a].s);
+    }
+    const char *kk = idx[gm->k].s;
+    if (ok)
+      cg_line(c->body, c->depth,
+              "for (int64_t pf = 0; pf < %lld; pf += 64) O2C_PREFETCH((const char *)&b%d[%s + %lld * (%s + %d < %lld ? %s + %d : %s)] + pf);",
+              (long long)step, cg_kernel_arg(c, gm->stream_buf[i]), at.s, (long long)co[gm->k], kk,
+              gm->stream_ahead[i], (long long)K, kk, gm->stream_ahead[i], kk);
+    c->out->prefetch |= ok;
+    free(at.s);
+  }
+  for (int a = 0; a < IR_MAX_RANK; a++) free(idx[a].s);
+}

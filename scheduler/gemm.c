@@ -223,6 +223,41 @@ void sched_gemm_panel(const sched_program *p, const sched_buf *b, int64_t pn, vo
 #undef PANEL_COPY
 }
 
+/* A single row (decode) reads each weight once, so its speed is how fast
+ * memory delivers it; a weight read as it lies (not packed), a short
+ * contiguous run per step of the outer reduced axis k (MatMulNBits: the
+ * 1 KiB of codes and 256 bytes of scales of a block of 32 in a 64-column
+ * panel), is recorded to be fetched about 2 KiB ahead. Measured on a
+ * Sapphire Rapids core, one 768 x 768 4-bit weight streamed from memory:
+ * 96 us without, 49 with (39 with the weight in cache). */
+static void stream_read(sched_program *p, sched_kernel *k, const gemm_read *r, bool packed) {
+  sched_gemm *gm = &k->gemm;
+  const sched_buf *b = &p->bufs[r->buf];
+  int64_t es = (int64_t)ir_dtype_size(b->dtype), step = r->coef[gm->k];
+  if (packed || b->kind != SCHED_BUF_WEIGHT || r->masked || step <= 0 || ir_dim_is_sym(step) ||
+      ir_dim_is_sym(r->offset) || step > 8192 / es || step * es < 64 || gm->kc ||
+      gm->nstream == SCHED_MAX_STAGES)
+    return;
+  /* the run must be what one k step reads, without gaps: fetching it then
+   * stays inside the weight */
+  int64_t span = 1 + r->coef[gm->n] * (gm->nr - 1);
+  for (int a = 0; a < IR_MAX_RANK; a++)
+    if (ir_dim_is_sym(r->coef[a]) || r->coef[a] < 0) return;
+  for (int i = 0; i < k->nred; i++)
+    if (ir_dim_is_sym(k->space.d[k->red[i]])) return;
+    else if (k->red[i] != gm->k) span += r->coef[k->red[i]] * (k->space.d[k->red[i]] - 1);
+  if (span != step) return;
+  for (int i = 0; i < gm->nstream; i++)
+    if (gm->stream_buf[i] == r->buf && gm->stream_off[i] == r->offset &&
+        !memcmp(gm->stream_coef[i], r->coef, sizeof r->coef))
+      return; /* the same read twice (both nibbles of a byte) */
+  int i = gm->nstream++;
+  gm->stream_buf[i] = r->buf, gm->stream_off[i] = r->offset;
+  memcpy(gm->stream_coef[i], r->coef, sizeof r->coef);
+  int64_t ahead = 2048 / (step * es);
+  gm->stream_ahead[i] = ahead < 1 ? 1 : (int)ahead;
+}
+
 int sched_gemm_packed_buf(const sched_kernel *k, ir_ref r) {
   for (int i = 0; i < k->gemm.npacked; i++)
     if (k->gemm.packed_view[i] == r) return k->gemm.packed_buf[i];
@@ -297,6 +332,7 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
     gm->packed_view[gm->npacked] = w.reads[i].view;
     gm->packed_buf[gm->npacked++] = pack_weight(p, k, &w.reads[i]);
   }
+  for (int i = 0; i < w.nreads && m < 0; i++) stream_read(p, k, &w.reads[i], pack[i]);
   if (!p->opt.no_kslice && k->nred == 1)
     k_slices(gm, &p->opt.target, m >= 0 ? k->space.d[m] : 1, k->space.d[kk], k->nstages);
 }

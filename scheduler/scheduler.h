@@ -94,6 +94,14 @@ typedef struct {
   int npacked;
   ir_ref packed_view[SCHED_MAX_PACKED]; /* views read from a packed copy ... */
   int packed_buf[SCHED_MAX_PACKED];     /* ... in this buffer */
+  /* A single row's weights read as they lie (not packed: MatMulNBits'
+   * codes and scales), each k step a short contiguous run: buffer, address
+   * offset + sum(coef[a] * i_a) over the space axes, and how many k steps
+   * ahead codegen fetches it (gemm.c) */
+  int nstream;
+  int stream_buf[SCHED_MAX_STAGES];
+  int64_t stream_off[SCHED_MAX_STAGES], stream_coef[SCHED_MAX_STAGES][IR_MAX_RANK];
+  int stream_ahead[SCHED_MAX_STAGES];
 } sched_gemm;
 
 typedef struct {
