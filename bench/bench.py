@@ -14,8 +14,9 @@ Environment:
   BENCH=quick          same as ONNX2C_BENCH_MODELS=tiny,small
   BENCH=all            same as ONNX2C_BENCH_MODELS=all
   BENCH=large          same as ONNX2C_BENCH_MODELS=large: the 1.1B LLaMA
-                       (largedec, large128; opt-in, not in `all`: it makes
-                       a 4.4 GB model and two 4.4 GB .weights)
+                       (largedec, large128, and largedec_int8,
+                       large128_int8: the int8 QDQ form; opt-in, not in
+                       `all`: it makes a 4.4 GB model and 4.4 GB .weights)
   ONNX2C_BENCH_THREADS comma list of thread counts (default 1,2)
   ONNX2C_BENCH_EMBED   0 skips the embedding benchmark
   ONNX2C_BENCH_MACHINE 0 skips the peak measurements (uses cached ones)
@@ -70,14 +71,29 @@ LLAMA = {
 }
 LLAMA_ORDER = ['tiny', 'small', 'base128', 'base1', 'basedec']
 # The 1.1B LLaMA (TinyLlama's shape, models/make_llama_large.py, external
-# data in models/llama/large): key -> (form, symbols, label, warm-up, runs,
-# batch); a decode step is ~0.3 s, a prefill of 128 tokens seconds
-LARGE = {
+# data in models/llama/large): graph -> (model file, symbols, label, warm-up,
+# runs, batch); a decode step is ~0.3 s, a prefill of 128 tokens seconds
+LARGE_GRAPHS = {
     'largedec': ('decode', {'past': DECODE_PAST, 'past_plus_1': DECODE_PAST + 1},
-                 f'llama-1.1B decode past={DECODE_PAST}', 3, 10, 5),
-    'large128': ('prefill', {'batch': 1, 'seq': 128}, 'llama-1.1B prefill S=128', 2, 6, 3),
+                 f'decode past={DECODE_PAST}', 3, 10, 5),
+    'large128': ('prefill', {'batch': 1, 'seq': 128}, 'prefill S=128', 2, 6, 3),
 }
-LARGE_ORDER = ['largedec', 'large128']
+# Its weight forms: name -> (models/make_llama_quant.py arguments, label);
+# '' is the float model itself. A quantized form of graph G is written to
+# LARGE_DIR/<name>_<G>/model.onnx from LARGE_DIR/<G>.onnx; its rows are
+# keys G_<name>, and onnxruntime runs the same file with float activations
+# in its quantized MatMul (session.qdq_matmulnbits_accuracy_level 0, the
+# reference of the tests: docs/DESIGN.md, "Quantized operators"). A form
+# added here gets its rows in BENCH=large.
+LARGE_FORMS = {
+    '': (None, ''),
+    'int8': (['--form', 'qdq', '--quantize-head'], 'int8 '),
+}
+LARGE = {g + (f'_{f}' if f else ''): (*LARGE_GRAPHS[g][:2], f'llama-1.1B {LARGE_FORMS[f][1]}{LARGE_GRAPHS[g][2]}',
+                                      *LARGE_GRAPHS[g][3:], f)
+         for f in LARGE_FORMS for g in LARGE_GRAPHS}
+LARGE_ORDER = list(LARGE)
+ORT_QUANT = {'session': {'qdq_matmulnbits_accuracy_level': '0'}}
 LARGE_DIR = os.path.join(ROOT, 'models', 'llama', 'large')
 # CNN rows: key -> (models/make_cnn.py arguments, label); conv3x3 and conv1x1
 # are single-convolution micro-benchmarks (one layer of the ResNet-18 net)
@@ -208,9 +224,11 @@ def parse_kv(out):
     return r
 
 
-def interleave(model, inputs, argv, threads, warmup, runs, batch, dumpdir, env=None):
+def interleave(model, inputs, argv, threads, warmup, runs, batch, dumpdir, env=None, ort_extra=None):
     spec = {'model': model, 'inputs': inputs, 'harness': argv + ['--serve'], 'threads': threads,
             'warmup': warmup, 'runs': runs, 'batch': batch, 'dumpdir': dumpdir, 'gapms': 30, 'env': env or {}}
+    if ort_extra:
+        spec['ort_extra'] = ort_extra  # onnxruntime session options' `extra` (config entries)
     sp = os.path.join(dumpdir + '.spec.json')
     os.makedirs(dumpdir, exist_ok=True)
     json.dump(spec, open(sp, 'w'))
@@ -232,13 +250,45 @@ def model_io(path, symbols=None):
 
 
 def matmul_params(m):
+    """Weight elements of the MatMuls (quantized ones counted as the float
+    weight they stand for)."""
     init = {i.name: i for i in m.graph.initializer}
+    made = {o: n for n in m.graph.node for o in n.output}
     tot = 0
     for n in m.graph.node:
-        if n.op_type in ('MatMul', 'Gemm'):
+        if n.op_type == 'MatMulNBits':
+            a = {x.name: x.i for x in n.attribute}
+            tot += a['K'] * a['N']
+        elif n.op_type in ('MatMul', 'Gemm'):
             for x in n.input:
+                src = made.get(x)
+                if src is not None and src.op_type == 'DequantizeLinear':
+                    x = src.input[0]
                 if x in init and len(init[x].dims) == 2:
                     tot += int(np.prod(init[x].dims))
+    return tot
+
+
+def weight_bytes(m):
+    """Bytes of the weights the MatMuls stream: a float initializer, or the
+    integer weight, scale and zero point of a DequantizeLinear or
+    MatMulNBits (what a decode step reads once per token)."""
+    init = {i.name: i for i in m.graph.initializer}
+    made = {o: n for n in m.graph.node for o in n.output}
+    def size(name):
+        t = init.get(name)
+        return 0 if t is None else int(np.prod(t.dims)) * np.dtype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[t.data_type]).itemsize
+    tot = 0
+    for n in m.graph.node:
+        if n.op_type == 'MatMulNBits':
+            tot += sum(size(x) for x in n.input[1:])
+        elif n.op_type in ('MatMul', 'Gemm'):
+            for x in n.input:
+                src = made.get(x)
+                if x in init and len(init[x].dims) == 2:
+                    tot += size(x)
+                elif src is not None and src.op_type == 'DequantizeLinear' and src.input[0] in init:
+                    tot += sum(size(y) for y in src.input)
     return tot
 
 
@@ -404,7 +454,7 @@ def gen_llama(key):
 
 
 def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list, runs, batch, rows, compile_log,
-               symbols=None, env=None, warmup=20):
+               symbols=None, env=None, warmup=20, ort_extra=None):
     """Compiles `model` once per thread count, runs ours and onnxruntime
     interleaved; appends one row per thread count (without the rates)."""
     made = []
@@ -426,7 +476,7 @@ def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list
             continue
         argv = harness_argv(od, key, files, out_bytes, symbols)
         try:
-            it = interleave(model, spec, argv, t, warmup, runs, batch, os.path.join(d, f'dump_t{t}'), env)
+            it = interleave(model, spec, argv, t, warmup, runs, batch, os.path.join(d, f'dump_t{t}'), env, ort_extra)
         except RuntimeError as e:
             rows.append(dict(model=label, threads=t, error=str(e)))
             log(f'  {label} t={t}: FAILED: {e}')
@@ -451,12 +501,27 @@ def share_weights(d, od, key):
         os.link(one, this)
 
 
-def llama_rates(row, P, tokens, peaks):
+def llama_rates(row, P, tokens, peaks, wbytes=None):
+    """GB/s: the weights' bytes (float32 unless `wbytes`) per run."""
     s = row['ours_ms'] * 1e-3
-    gflops, gbs = 2 * P * tokens / s / 1e9, 4 * P / s / 1e9
+    gflops, gbs = 2 * P * tokens / s / 1e9, (wbytes or 4 * P) / s / 1e9
     row.update(gflops=gflops, pct_fma=100 * gflops / peak_for(peaks, 'fma', row['ours_threads']),
                gbs=gbs, pct_bw=100 * gbs / peak_for(peaks, 'triad', row['ours_threads']), params=P,
                tokens=tokens)
+
+
+def large_quantized(model, form, qform):
+    """LARGE_DIR/<qform>_<form>/model.onnx, made from `model` unless its
+    stamp names the same arguments."""
+    args = LARGE_FORMS[qform][0]
+    out = os.path.join(LARGE_DIR, f'{qform}_{form}')
+    path, stamp = os.path.join(out, 'model.onnx'), os.path.join(out, 'stamp')
+    want = ' '.join(args)
+    if not (os.path.exists(path) and os.path.exists(stamp) and open(stamp).read() == want):
+        log(f'  model: make_llama_quant.py {want} --out {os.path.relpath(out, ROOT)}')
+        run([PY, os.path.join(ROOT, 'models', 'make_llama_quant.py'), '--in', model, *args, '--out', out], timeout=7200)
+        open(stamp, 'w').write(want)
+    return path
 
 
 def bench_large(keys, threads_list, rows, peaks, compile_log):
@@ -471,12 +536,18 @@ def bench_large(keys, threads_list, rows, peaks, compile_log):
             rows.append(dict(model=LARGE[key][2], threads='-', error='generator: ' + str(e)))
         return
     for key in keys:
-        form, symbols, label, warm, runs, batch = LARGE[key]
+        form, symbols, label, warm, runs, batch, qform = LARGE[key]
         d = os.path.join(WORK, 'llama', key)
         os.makedirs(d, exist_ok=True)
         model = os.path.join(LARGE_DIR, form + '.onnx')
+        if qform:
+            try:
+                model = large_quantized(model, form, qform)
+            except RuntimeError as e:
+                rows.append(dict(model=label, threads='-', error='make_llama_quant.py: ' + str(e)))
+                continue
         m, ins, outs = model_io(model, symbols)
-        P = matmul_params(m)
+        P, W = matmul_params(m), weight_bytes(m)
         tokens = int(np.prod(ins[0][2]))
         out_bytes = [int(np.prod(o[2])) * np.dtype(DTYPE[o[1]][1]).itemsize for o in outs]
         files, spec = write_inputs(ins, d, 32000, DECODE_PAST)
@@ -484,8 +555,9 @@ def bench_large(keys, threads_list, rows, peaks, compile_log):
         # spinning or yielding worker made a 2-thread decode step 4.4 s
         # instead of 0.88 (one region per kernel, ~250 per step)
         for row in time_model(key, label, model, d, [], files, spec, out_bytes, threads_list, runs, batch, rows,
-                              compile_log, symbols, env={'OMP_WAIT_POLICY': 'passive'}, warmup=warm):
-            llama_rates(row, P, tokens, peaks)
+                              compile_log, symbols, env={'OMP_WAIT_POLICY': 'passive'}, warmup=warm,
+                              ort_extra=ORT_QUANT if qform else None):
+            llama_rates(row, P, tokens, peaks, W)
 
 
 def bench_llama(keys, threads_list, rows, peaks, compile_log):
@@ -686,7 +758,7 @@ def main():
             pass
         else:
             sys.exit(f'bench: unknown model {k!r} in ONNX2C_BENCH_MODELS (tiny,small,base128,base1,basedec,base,'
-                     f'{",".join(CNN_ORDER)},cnn,largedec,large128,large,all,none)')
+                     f'{",".join(CNN_ORDER)},cnn,{",".join(LARGE_ORDER)},large,all,none)')
     keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
     threads_list = [int(t) for t in os.environ.get('ONNX2C_BENCH_THREADS', '1,2').split(',')]
     host = platform.machine()

@@ -59,6 +59,7 @@ async function main() {
   const session = await ort.InferenceSession.create(spec.model, {
     intraOpNumThreads: threads, interOpNumThreads: 1, logSeverityLevel: 4,
     graphOptimizationLevel: 'all', executionMode: 'sequential',
+    ...(spec.ort_extra ? { extra: spec.ort_extra } : {}),
   });
   const feeds = {};
   for (const inp of spec.inputs) {
