@@ -20,6 +20,13 @@ typedef struct {
   ir_ref ref;
   uint8_t half; /* IR_F16 or IR_BF16: an ONNX 16-bit float held as float32 (0: none) */
   bool forgotten; /* a sub-graph's value, out of scope */
+  /* float16 placement as onnxruntime's (half.c): `f32run`, made by a node
+   * it runs in float32 on float16 inputs; `wide16`, a float16 value that
+   * may not be rounded yet; `graph_out` (lower_nodes' producer map only),
+   * a graph output; `wide`, the value before rounding, while a node that
+   * rounds its inputs is lowered (`rounding`) */
+  bool f32run, wide16, graph_out, rounding;
+  ir_ref wide;
   /* a value-dependent length (NonZero...): the shape is a bound along
    * dyn_axis, and `len` (a scalar int64) the valid entries there */
   bool dyn;
@@ -41,6 +48,7 @@ struct imp_ctx {
   const Onnx__GraphProto *gp;
   int subgraph_depth; /* sub-graphs (If branches) being lowered inside each other */
   imp_seqs *seqs;     /* sequence values (seq_value.c) */
+  unsigned half_mode; /* IMP_HALF_* of the node lower_nodes lowers next */
 };
 
 /* load.c: the value table, the op table, failures. */
@@ -59,7 +67,20 @@ ir_dtype imp_widen_half(imp_tensor *x);
 ir_dtype imp_half_of_onnx(int64_t t);
 void imp_ctx_set_half(imp_ctx *c, const char *name, ir_dtype h);
 ir_dtype imp_node_half(imp_node *n);
-void imp_mark_half(imp_node *n, imp_value *v, ir_dtype h);
+/* How a node meets float16 values (imp_ort_half_mode). */
+enum {
+  IMP_HALF_IN = 1,        /* it has a float16 input */
+  IMP_HALF_ROUND_IN = 2,  /* onnxruntime runs it on float16: its inputs are rounded */
+  IMP_HALF_ROUND_OUT = 4, /* ... and its float16 outputs */
+  IMP_HALF_CAST_USER = 8, /* a Cast, read by a Cast: a Cast to float16 rounds */
+};
+void imp_mark_half(imp_node *n, imp_value *v, ir_dtype h, unsigned mode);
+/* IMP_HALF_* for node `i` of `gp` (its inputs defined; `prod` maps the
+ * graph's value names to producing node indices, edges[first[i] ..
+ * first[i+1]) are node i's consumers). */
+unsigned imp_ort_half_mode(imp_ctx *c, imp_ctx *prod, const Onnx__GraphProto *gp, size_t i, const size_t *edges,
+                           const size_t *first);
+void imp_round_inputs(imp_node *n, bool on);
 
 /* graph_inputs.c */
 bool imp_ctx_model_has_syms(imp_ctx *c, const Onnx__GraphProto *gp);

@@ -91,6 +91,7 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
   const char *op = np->op_type ? np->op_type : "";
   const char *name = np->name && np->name[0] ? np->name : (np->n_output ? np->output[0] : "?");
   imp_node node = {c, c->g, np, opset};
+  unsigned half_mode = c->half_mode; /* read before sub-graphs set it for their nodes */
   imp_lower_fn fn = NULL;
   const imp_op_entry *e = NULL;
   bool ms = np->domain && !strcmp(np->domain, "com.microsoft");
@@ -122,8 +123,10 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
   bool pass = fn && !c->node_failed && !(e->flags & IMP_DYN) && imp_any_in_len(&node);
   imp_lower_fn own = pass ? imp_dyn_lowering(&node) : NULL;
   if (own) fn = own, pass = false;
+  imp_round_inputs(&node, fn && (half_mode & IMP_HALF_ROUND_IN));
   if (fn && !c->node_failed) fn(&node);
   if (pass && !c->node_failed && !ir_failed(c->g)) imp_dyn_pass(&node, e->lower);
+  imp_round_inputs(&node, false);
   ir_dtype half = fn && !c->node_failed ? imp_node_half(&node) : IR_F32;
   for (int i = 0; !c->node_failed && !ir_failed(c->g) && i < imp_nout(&node); i++) {
     if (!imp_has_out(&node, i)) continue;
@@ -133,7 +136,7 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
       break;
     }
     if (imp_is_seq(v->ref)) continue; /* its tensors were checked as outputs of their nodes */
-    imp_mark_half(&node, v, half);
+    imp_mark_half(&node, v, half, half_mode);
     /* Every output must have a valid shape that fits in memory: refused
      * here, before anything downstream sizes buffers or folds it. */
     const ir_node *x = ir_node_get(c->g, v->ref);
@@ -216,6 +219,10 @@ int imp_ctx_lower_nodes(imp_ctx *c, const Onnx__GraphProto *gp, int opset, char 
       if (gp->node[i]->output[k][0] && !imp_ctx_lookup(c, gp->node[i]->output[k]))
         imp_ctx_define(&prod, gp->node[i]->output[k], (ir_ref)i); /* reversed: the first producer wins */
   for (size_t i = 0; i < nn; i++) nedges += gp->node[i]->n_input;
+  for (size_t k = 0; k < gp->n_output; k++) {
+    imp_value *v = gp->output[k]->name ? imp_ctx_lookup(&prod, gp->output[k]->name) : NULL;
+    if (v) v->graph_out = true;
+  }
   size_t *indeg = calloc(nn + 1, sizeof *indeg), *first = calloc(nn + 2, sizeof *first);
   size_t *edges = malloc((nedges + 1) * sizeof *edges), *heap = malloc((nn + 1) * sizeof *heap), nheap = 0;
   int rc = 0;
@@ -248,6 +255,7 @@ int imp_ctx_lower_nodes(imp_ctx *c, const Onnx__GraphProto *gp, int opset, char 
     for (size_t k = 0; k < gp->node[i]->n_input && !missing; k++)
       if (gp->node[i]->input[k][0] && !imp_ctx_lookup(c, gp->node[i]->input[k])) missing = gp->node[i]->input[k];
     if (missing) continue; /* an input nobody produces: reported below */
+    c->half_mode = imp_ort_half_mode(c, &prod, gp, i, edges, first);
     rc = lower_node(c, gp->node[i], opset, err, n);
     lowered++;
     for (size_t e = first[i]; e < first[i + 1] && !rc; e++)

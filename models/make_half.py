@@ -11,7 +11,16 @@
   edges.pb         inputs for casts.onnx that decide rounding: the midpoint
                    of every pair of neighbouring float16 values near 1 and in
                    the subnormals (ties go to even), bfloat16 midpoints, the
-                   overflow thresholds, inf, NaN, -0"""
+                   overflow thresholds, inf, NaN, -0
+  placement.onnx   where onnxruntime keeps float16 values as float16 (and so
+                   rounds them): x float32 -> Cast to float16 (dropped:
+                   its readers compute in float32) -> r = 3x; s = Cast to
+                   float16 of x * 0.7 (in float32), kept (a float16 kernel reads it);
+                   Concat(s, r) (a float16 kernel: both rounded there) and
+                   Concat(r, r) between float32 ops ("isolated": run in
+                   float32, not rounded), each minus the same values made
+                   by float32-only ops (Pad, Tile), times 1024: the
+                   rounding error, or 0, made large"""
 import os
 import numpy as np
 import onnx
@@ -100,3 +109,32 @@ vals = [mid16(1.0), mid16(np.nextafter(np.float16(1), np.float16(2))), mid16(2.0
         1 + 3 * 2.0 ** -8, 1 + 2.0 ** -8 + 2.0 ** -20, 3.3961e38, 3.4e38, 1.1754942e-38, 9.2e-41]
 vals = np.array(vals + list(np.linspace(-3, 3, N - len(vals))), np.float32)
 onnx.save_tensor(numpy_helper.from_array(vals, "x"), os.path.join(HERE, "edges.pb"))
+
+# placement.onnx (see the docstring): outputs 1024 (Concat(s, r) - Pad(s)
+# - Pad(r)) and 1024 (Concat(r, r) - Tile(r, 2)).
+N = 64
+ini = [numpy_helper.from_array(np.float16([3]), "three"), numpy_helper.from_array(np.float16([1024]), "big"),
+       numpy_helper.from_array(np.int64([0, N]), "pads"), numpy_helper.from_array(np.int64([N, 0]), "pads2"),
+       numpy_helper.from_array(np.int64([2]), "reps"), numpy_helper.from_array(np.float32([0.7]), "seven_tenths")]
+nodes = [
+    helper.make_node("Cast", ["x"], ["h"], to=H),
+    helper.make_node("Mul", ["h", "three"], ["r"]),
+    helper.make_node("Mul", ["x", "seven_tenths"], ["s32"]),  # float32, exact in both
+    helper.make_node("Cast", ["s32"], ["s"], to=H),
+    helper.make_node("Concat", ["s", "r"], ["kept"], axis=0),  # rounds s and r
+    helper.make_node("Pad", ["s", "pads"], ["ps"]),
+    helper.make_node("Pad", ["r", "pads2"], ["pr"]),
+    helper.make_node("Add", ["ps", "pr"], ["padded"]),
+    helper.make_node("Sub", ["kept", "padded"], ["d1"]),
+    helper.make_node("Mul", ["d1", "big"], ["rounded"]),
+    helper.make_node("Concat", ["r", "r"], ["iso"], axis=0),  # isolated: float32
+    helper.make_node("Tile", ["r", "reps"], ["tiled"]),
+    helper.make_node("Sub", ["iso", "tiled"], ["d2"]),
+    helper.make_node("Mul", ["d2", "big"], ["not_rounded"]),
+]
+g = helper.make_graph(nodes, "placement", [vi("x", F, [N])], [vi("rounded", H, [2 * N]), vi("not_rounded", H, [2 * N])],
+                      ini)
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+m.ir_version = 8
+onnx.checker.check_model(m)
+onnx.save(m, os.path.join(HERE, "placement.onnx"))
