@@ -278,6 +278,101 @@ static ir_ref nearest_repeat(imp_node *n, ir_ref x, int a, const resize_opts *o,
   return repeat_axes(g, x, ks);
 }
 
+/* ---- 2-D bilinear as onnxruntime computes it ----
+ * onnxruntime's CPU Resize (linear, [N, C, H, W] resized along H and W)
+ * computes each output as four products summed in order,
+ *   ((dx2 dy2) X11 + (dx1 dy2) X21) + (dx2 dy1) X12 + (dx1 dy1) X22,
+ * with float32 coordinates and weights (upsample.h, UpsampleBilinear).
+ * The separable form (rows, then columns) rounds differently: one float32
+ * ulp, which a DynamicQuantizeLinear after it turns into a whole step
+ * where x / scale lands on a tie (seg_int8: 3 of 8.4M codes). So this case
+ * is lowered in the same order. */
+
+/* Source coordinate as onnxruntime's float32 functions give it. */
+static float ort_coord(const char *ctm, float x, float scale, float out) {
+  if (!strcmp(ctm, "asymmetric")) return x / scale;
+  if (!strcmp(ctm, "pytorch_half_pixel")) return out > 1 ? (x + 0.5f) / scale - 0.5f : 0;
+  return (x + 0.5f) / scale - 0.5f; /* half_pixel */
+}
+
+/* Per output along one axis: the two inputs (i1, i2) and the distances to
+ * them (d1, d2; 0.5 each when they are the same input), clamped. */
+static void ort_axis(const char *ctm, int64_t in, int64_t out, float scale, int64_t *i1, int64_t *i2, float *d1,
+                     float *d2) {
+  for (int64_t x = 0; x < out; x++) {
+    float v = ort_coord(ctm, (float)x, scale, (float)out);
+    v = v < 0 ? 0 : v > (float)(in - 1) ? (float)(in - 1) : v;
+    i1[x] = (int64_t)v < in - 1 ? (int64_t)v : in - 1;
+    i2[x] = i1[x] + 1 < in - 1 ? i1[x] + 1 : in - 1;
+    d1[x] = fabsf(v - (float)i1[x]), d2[x] = fabsf(v - (float)i2[x]);
+    if (i1[x] == i2[x]) d1[x] = d2[x] = 0.5f;
+  }
+}
+
+/* x read at idx[o] along `axis` (one tap of weight 1: an indexed read). */
+static ir_ref pick(imp_node *n, ir_ref x, int axis, int64_t *idx, int64_t in, int64_t out) {
+  double one[1] = {1};
+  double *w[4] = {one};
+  int64_t *ix[4] = {idx};
+  return apply_axis(n, x, axis, ix, w, 1, in, out);
+}
+
+static ir_ref weights(ir_graph *g, const float *d, int rank, int axis, int64_t out) {
+  return ir_const(g, "resize_w", IR_F32, imp_unit_shape(rank, axis, out), d);
+}
+
+/* Is this the case onnxruntime computes with UpsampleBilinear? */
+static bool ort_bilinear(const resize_opts *o, const ir_shape *s, const double *scale, bool crop) {
+  /* not align_corners: with scales, the ONNX reference (node tests) uses
+   * the real-valued output length, onnxruntime's bilinear the integer one */
+  bool ctm = !strcmp(o->ctm, "half_pixel") || !strcmp(o->ctm, "pytorch_half_pixel") || !strcmp(o->ctm, "asymmetric");
+  if (o->mode != M_LINEAR || s->rank != 4 || crop || o->exclude_outside || !ctm) return false;
+  if (scale[0] != 1 || scale[1] != 1) return false;
+  for (int a = 0; a < 4; a++)
+    if (ir_dim_is_sym(s->d[a])) return false;
+  return true;
+}
+
+static int resize_bilinear(imp_node *n, ir_ref x, const resize_opts *o, const double *scale, const int64_t *osz) {
+  ir_graph *g = n->g;
+  ir_shape s = imp_nshape(n, x);
+  int64_t H = s.d[2], W = s.d[3], OH = osz[2], OW = osz[3], bytes;
+  if (OH < 1 || OW < 1 || H < 1 || W < 1) return imp_fail(n, "empty resize");
+  if (ir_mul_ov(OH + OW, 2 * 16, &bytes) || (uint64_t)bytes > imp_mem_limit())
+    return imp_fail(n, "resizing to %lld x %lld needs more than the memory limit (%zu bytes; see --max-memory)",
+                    (long long)OH, (long long)OW, imp_mem_limit());
+  int64_t *iy1 = malloc((size_t)OH * 8), *iy2 = malloc((size_t)OH * 8);
+  int64_t *ix1 = malloc((size_t)OW * 8), *ix2 = malloc((size_t)OW * 8);
+  float *dy1 = malloc((size_t)OH * 4), *dy2 = malloc((size_t)OH * 4);
+  float *dx1 = malloc((size_t)OW * 4), *dx2 = malloc((size_t)OW * 4);
+  int rc = -1;
+  if (!iy1 || !iy2 || !ix1 || !ix2 || !dy1 || !dy2 || !dx1 || !dx2) {
+    imp_fail(n, "out of memory resizing to %lld x %lld", (long long)OH, (long long)OW);
+    goto done;
+  }
+  /* scale as onnxruntime holds it: float32 (from sizes: out / in in float32) */
+  float sy = (float)scale[2], sx = (float)scale[3];
+  if ((double)(float)scale[2] != scale[2] || (double)(float)scale[3] != scale[3])
+    sy = (float)OH / (float)H, sx = (float)OW / (float)W;
+  ort_axis(o->ctm, H, OH, sy, iy1, iy2, dy1, dy2);
+  ort_axis(o->ctm, W, OW, sx, ix1, ix2, dx1, dx2);
+  ir_ref r1 = pick(n, x, 2, iy1, H, OH), r2 = pick(n, x, 2, iy2, H, OH);
+  if (r1 == IR_NONE || r2 == IR_NONE) goto done;
+  ir_ref X11 = pick(n, r1, 3, ix1, W, OW), X21 = pick(n, r1, 3, ix2, W, OW);
+  ir_ref X12 = pick(n, r2, 3, ix1, W, OW), X22 = pick(n, r2, 3, ix2, W, OW);
+  if (X11 == IR_NONE || X21 == IR_NONE || X12 == IR_NONE || X22 == IR_NONE) goto done;
+  ir_ref wx1 = weights(g, dx1, 4, 3, OW), wx2 = weights(g, dx2, 4, 3, OW);
+  ir_ref wy1 = weights(g, dy1, 4, 2, OH), wy2 = weights(g, dy2, 4, 2, OH);
+  ir_ref t11 = ir_binary(g, IR_MUL, ir_binary(g, IR_MUL, wx2, wy2), X11);
+  ir_ref t21 = ir_binary(g, IR_MUL, ir_binary(g, IR_MUL, wx1, wy2), X21);
+  ir_ref t12 = ir_binary(g, IR_MUL, ir_binary(g, IR_MUL, wx2, wy1), X12);
+  ir_ref t22 = ir_binary(g, IR_MUL, ir_binary(g, IR_MUL, wx1, wy1), X22);
+  rc = imp_set_out(n, 0, ir_binary(g, IR_ADD, ir_binary(g, IR_ADD, ir_binary(g, IR_ADD, t11, t21), t12), t22));
+done:
+  free(iy1), free(iy2), free(ix1), free(ix2), free(dy1), free(dy2), free(dx1), free(dx2);
+  return rc;
+}
+
 static int resize_common(imp_node *n, ir_ref x, const resize_opts *o, const double *scale, const int64_t *osz,
                          const double *roi) {
   ir_graph *g = n->g;
@@ -287,6 +382,7 @@ static int resize_common(imp_node *n, ir_ref x, const resize_opts *o, const doub
   if (o->mode != M_NEAREST && !imp_need_float(n, x)) return -1;
   if (imp_dtype(n, x) == IR_F16) return imp_fail(n, "float16 dtype not supported");
   bool crop = !strcmp(o->ctm, "tf_crop_and_resize");
+  if (imp_dtype(n, x) == IR_F32 && ort_bilinear(o, &s, scale, crop)) return resize_bilinear(n, x, o, scale, osz);
   ir_ref mask = IR_NONE, y = x;
   int64_t rep[IR_MAX_RANK] = {0}; /* static axes resized by a repeat, applied at the end */
   int nrep = 0;
