@@ -68,6 +68,8 @@ static const char usage[] =
     "                          blocks, packed weight panels or transposed keys\n"
     "      --no-kslice         register blocks sum over all of k at once (no slices\n"
     "                          of k sized for L1; for comparisons)\n"
+    "      --no-collapse       every axis its own loop (no collapse of outer loops\n"
+    "                          that index every access contiguously; comparisons)\n"
     "      --target T          the CPU to tune for (register blocks, cache sizes):\n"
     "                          native (default: this machine), x86-64-v2, x86-64-v3,\n"
     "                          x86-64-v4 (AVX-512), aarch64 (NEON) or generic; the\n"
@@ -130,7 +132,7 @@ static int parse(int argc, char **argv, args *a) {
       {"sym", required_argument, 0, 'Y'},     {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},       {"target", required_argument, 0, 'G'},
       {"no-kslice", no_argument, 0, 'K'},     {"threads-all", no_argument, 0, 'L'},
-      {"seq", required_argument, 0, 'Q'},
+      {"seq", required_argument, 0, 'Q'},     {"no-collapse", no_argument, 0, 'U'},
       {0, 0, 0, 0}};
   a->seed = 1;
   a->atol = 1e-5;
@@ -177,6 +179,7 @@ static int parse(int argc, char **argv, args *a) {
     case 'F': a->rt.sched.no_fuse = true; break;
     case 'B': a->rt.sched.no_tile = true; break;
     case 'K': a->rt.sched.no_kslice = true; break;
+    case 'U': a->rt.sched.no_collapse = true; break;
     case 'L': a->rt.threads_all = true; break;
     case 'W': a->rt.embed_weights = true; break;
     case 'P': a->rt.report = optarg; break;

@@ -88,7 +88,7 @@ bool cg_whole_tiles(isl_ast_node *loop) {
  * (0.035 ms in all) then runs on one thread; a decode step's projections
  * (weights streamed, 2.4 MB each) keep two. */
 bool cg_wants_threads(const cg_kernel *c) {
-  if (c->threads < 2 || !c->k->nouter || ir_dim_ref(c->p->g, c->k->space.d[c->k->outer[0]]) < 2)
+  if (c->threads < 2 || !c->k->nouter || ir_dim_ref(c->p->g, c->k->extent[c->k->outer[0]]) < 2)
     return false;
   int64_t flops, bytes;
   sched_kernel_cost(c->p, c->k, &flops, &bytes);

@@ -52,9 +52,10 @@ static int64_t ops(walk *w, ir_ref r, ir_ref start) {
   return c;
 }
 
+/* The iterations of the loops over `axes` (a collapsed loop: its product). */
 static int64_t numel_over(const sched_kernel *k, const int *axes, int n) {
   int64_t e = 1;
-  for (int i = 0; i < n; i++) e = ir_dim_mul(e, k->space.d[axes[i]]);
+  for (int i = 0; i < n; i++) e = ir_dim_mul(e, k->extent[axes[i]]);
   return e;
 }
 
@@ -70,9 +71,7 @@ static cost kernel_cost(walk *w, const sched_kernel *k) {
   cost c = {0, 0, 0};
   w->k = k;
   w->nlabels = 0;
-  int all[IR_MAX_RANK];
-  for (int i = 0; i < k->space.rank; i++) all[i] = i;
-  int64_t full = numel_over(k, all, k->space.rank);
+  int64_t full = ir_shape_numel(&k->space);
   for (int s = 0; s < k->nstages; s++) {
     w->stamp++;
     c.flops = ir_dim_add(c.flops, ir_dim_mul(ops(w, k->stages[s], k->stages[s]), full));

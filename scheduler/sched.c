@@ -283,6 +283,7 @@ int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char
   place_weights(p);
   p->ctx = isl_ctx_alloc();
   SCHED_ASSERT(p->ctx);
+  for (int i = 0; i < p->nkernels; i++) sched_collapse(p, &p->kernels[i]);
   for (int i = 0; i < p->nkernels; i++)
     if ((p->kernels[i].gemm.on ? sched_gemm_build_ast : sched_kernel_build_ast)(p, &p->kernels[i],
                                                                                 err, errlen)) {

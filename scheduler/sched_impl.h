@@ -46,6 +46,10 @@ void sched_outer_sorted(const sched_kernel *k, int *sorted);
 /* Decides what is materialised and forms the kernels (fuse.c). */
 char *sched_fuse(sched_program *p, const sched_options *opt, const char *live);
 
+/* Collapses consecutive outer loops of `k` that index every access
+ * contiguously into one (collapse.c); sets k->extent for every kernel. */
+void sched_collapse(const sched_program *p, sched_kernel *k);
+
 /* Builds the isl model of `k` and its AST (sched_isl.c). */
 int sched_kernel_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen);
 

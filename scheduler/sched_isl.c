@@ -66,7 +66,7 @@ void sched_dim_isl(sched_program *p, strbuf *b, int64_t d) {
 static uint32_t kernel_params(sched_program *p, const sched_kernel *k, bool *ext) {
   uint32_t syms = 0;
   for (int i = 0; i < k->naxes; i++) {
-    int64_t d = k->space.d[k->axes[i]];
+    int64_t d = k->extent[k->axes[i]];
     if (!ir_dim_is_sym(d)) continue;
     if (ir_dim_is_affine(d)) {
       syms |= ir_dim_syms(d);
@@ -127,7 +127,7 @@ static void domain_str(sched_program *p, strbuf *b, const char *name, const sche
   sb_printf(b, "]");
   for (int i = 0; i < n; i++) {
     sb_printf(b, "%s0 <= i%d < ", i ? " and " : " : ", ax[i]);
-    sched_dim_isl(p, b, k->space.d[ax[i]]);
+    sched_dim_isl(p, b, k->extent[ax[i]]);
   }
 }
 
@@ -219,8 +219,11 @@ static void kernel_model(model *m, const sched_kernel *k, const int *outer, int 
     }
     if (!final) access(&m->wr, stmt, ax, nax, arr, k->outer, k->nouter);
   }
+  int rax[IR_MAX_RANK]; /* a collapsed axis is indexed 0: its loop's iterator counts for it */
+  for (int i = 0; i < root_rank; i++)
+    rax[i] = k->root_axis[i] >= 0 && !(k->collapsed >> k->root_axis[i] & 1) ? k->root_axis[i] : -1;
   access(&m->wr, "F", k->final_full ? k->axes : k->outer, k->final_full ? k->naxes : k->nouter,
-         "OUT", k->root_axis, root_rank);
+         "OUT", rax, root_rank);
 }
 
 struct sched_memo {

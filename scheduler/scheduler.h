@@ -125,6 +125,12 @@ typedef struct {
   bool final_full;  /* the final statement runs over all axes (else over outer) */
   int root_axis[IR_MAX_RANK]; /* root axis -> axis of `space`, -1 for size-1 axes */
   sched_gemm gemm;
+  /* Loop collapse (collapse.c): the axes in `collapsed` run folded into
+   * the next outer loop, which runs over `extent` (the product of its
+   * group; space.d elsewhere); they are gone from `axes` and `outer`, and
+   * code generation indexes them with 0. */
+  uint32_t collapsed;
+  int64_t extent[IR_MAX_RANK];
   int ndeps;         /* dependence relations found by isl (all respected) */
   isl_ast_node *ast; /* owned */
 } sched_kernel;
@@ -155,6 +161,7 @@ typedef struct {
   bool no_fuse; /* one primitive per kernel (debugging) */
   bool no_tile; /* keep matmuls as one dot product per output (no register blocks) */
   bool no_kslice; /* register blocks sum over all of k at once */
+  bool no_collapse; /* every axis its own loop (collapse.c; for comparisons) */
   /* testing: tiled kernels store their blocks before summing them, an order
    * the legality check must refuse */
   bool tile_misorder;

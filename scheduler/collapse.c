@@ -1,0 +1,140 @@
+/* collapse.c — consecutive outer loops that run as one.
+ *
+ * Two loops next to each other in a kernel's outer band, over axes a then
+ * b, can run as one loop over d_a * d_b when every address the kernel
+ * computes depends on (i_a, i_b) only through i_a * d_b + i_b: that is, in
+ * every access the coefficient of i_a is d_b times the coefficient of i_b
+ * (both 0 when the access does not depend on them). The collapsed loop then
+ * runs over axis b with the product as its extent, axis a leaves the loop
+ * nest, and code generation indexes a with 0 and b with the collapsed
+ * iterator — the addresses come out the same, no division, no modulo.
+ * Chains collapse the same way (batch, sequence and an element-wise
+ * kernel's [N, C, H, W] into one loop). A mask over a or b (a pad or a
+ * slice) or a broadcast of only one of them (coefficients 0 and not 0)
+ * keeps the loops apart, as does a transposed read.
+ *
+ * The walk mirrors codegen/render.c: every address rendered there is
+ * checked here — the output's, each buffer read, each view (through
+ * broadcasts and transposes of inline sources), the index of an indexed
+ * read, INDEX_COMPONENTS. Register-blocked kernels keep their loops (their
+ * tiles are their own band). */
+#include "sched_impl.h"
+
+#include <string.h>
+
+typedef struct {
+  const sched_program *p;
+  const sched_kernel *k;
+  bool ok[IR_MAX_RANK];   /* ok[i]: outer[i] and outer[i + 1] may collapse */
+  uint64_t *seen;         /* per node: the axis ids it was walked with (0: not yet) */
+} walk;
+
+/* The axis ids of a node packed into a non-zero word (ids are -1..11). */
+static uint64_t ids_code(const int *ids, int rank) {
+  uint64_t c = 1;
+  for (int j = 0; j < rank; j++) c = c << 4 | (uint64_t)(ids[j] + 1);
+  return c;
+}
+
+/* One address: element (i_j) of `shape` at `stride[j] * i_j`, axis j
+ * indexed by space axis ids[j] (-1: constant 0). */
+static void address(walk *w, const ir_shape *shape, const int64_t *stride, const int *ids) {
+  int64_t coef[IR_MAX_RANK] = {0};
+  for (int j = 0; j < shape->rank; j++)
+    if (ids[j] >= 0 && shape->d[j] != 1) coef[ids[j]] = ir_dim_add(coef[ids[j]], stride[j]);
+  const sched_kernel *k = w->k;
+  for (int i = 0; i + 1 < k->nouter; i++) {
+    int a = k->outer[i], b = k->outer[i + 1];
+    int64_t want = ir_dim_mul(coef[b], k->space.d[b]);
+    if (!ir_dim_valid(coef[a]) || !ir_dim_valid(want) || coef[a] != want) w->ok[i] = false;
+  }
+}
+
+/* A mask over space axis `a` keeps it out of every collapse. */
+static void masked(walk *w, int a) {
+  for (int i = 0; i + 1 < w->k->nouter; i++)
+    if (w->k->outer[i] == a || w->k->outer[i + 1] == a) w->ok[i] = false;
+}
+
+/* Every address of the value of `r` at the element whose axis j is
+ * indexed by space axis ids[j]. Inline expressions are at most 64 deep
+ * (fuse.c), which bounds the recursion. */
+static void walk_value(walk *w, ir_ref r, const int *ids, bool is_root) {
+  const sched_program *p = w->p;
+  const ir_node *n = ir_node_get(p->g, r);
+  int64_t st[IR_MAX_RANK];
+  if (!is_root && p->buf_of[r] >= 0) {
+    ir_contiguous_strides(&n->shape, st);
+    address(w, &n->shape, st, ids);
+    return;
+  }
+  if (sched_stage_of(w->k, r) >= 0 || n->op == IR_LOAD) return; /* an accumulator, a literal */
+  uint64_t code = ids_code(ids, n->shape.rank);
+  if (w->seen[r] == code) return; /* a shared node, already walked this way */
+  w->seen[r] = code;
+  if (n->op == IR_INDEX_COMPONENTS) {
+    address(w, &n->shape, n->coef, ids);
+    return;
+  }
+  if (n->op != IR_VIEW) {
+    for (int i = 0; i < n->nsrc; i++) walk_value(w, n->src[i], ids, false);
+    return;
+  }
+  if (n->view.masked)
+    for (int j = 0; j < n->shape.rank; j++)
+      if (ids[j] >= 0 && (n->view.lo[j] != 0 || n->view.hi[j] != n->shape.d[j])) masked(w, ids[j]);
+  const ir_node *src = ir_node_get(p->g, n->src[0]);
+  if (src->op == IR_LOAD) return;
+  if (p->buf_of[n->src[0]] < 0) { /* an inline source through a broadcast or transpose */
+    int map[IR_MAX_RANK], sids[IR_MAX_RANK];
+    if (!ir_view_axis_map(&n->view, &src->shape, map)) {
+      memset(w->ok, 0, sizeof w->ok);
+      return;
+    }
+    for (int j = 0; j < src->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
+    walk_value(w, n->src[0], sids, false);
+    return;
+  }
+  /* an index not hoisted is computed here, at this element; a hoisted one
+   * is walked with its statement (sched_collapse) */
+  if (n->view.gather && sched_gather_of(w->k, r) < 0) walk_value(w, n->src[1], ids, false);
+  address(w, &n->shape, n->view.stride, ids);
+}
+
+void sched_collapse(const sched_program *p, sched_kernel *k) {
+  for (int i = 0; i < IR_MAX_RANK; i++) k->extent[i] = i < k->space.rank ? k->space.d[i] : 1;
+  k->collapsed = 0;
+  if (k->gemm.on || k->nouter < 2 || p->opt.no_collapse) return;
+  walk w = {p, k, {0}, calloc((size_t)ir_graph_count(p->g) + 1, sizeof(uint64_t))};
+  SCHED_ASSERT(w.seen);
+  for (int i = 0; i + 1 < k->nouter; i++) w.ok[i] = true;
+  const ir_node *root = ir_node_get(p->g, k->root);
+  int ids[IR_MAX_RANK];
+  int64_t st[IR_MAX_RANK];
+  for (int j = 0; j < root->shape.rank; j++) ids[j] = k->root_axis[j];
+  ir_contiguous_strides(&root->shape, st);
+  address(&w, &root->shape, st, ids); /* the output */
+  walk_value(&w, k->root, ids, true);
+  for (int s = 0; s < k->nstages; s++) {
+    for (int j = 0; j < IR_MAX_RANK; j++) ids[j] = j;
+    walk_value(&w, ir_node_get(p->g, k->stages[s])->src[0], ids, false);
+  }
+  for (int h = 0; h < k->ngathers; h++)
+    walk_value(&w, ir_node_get(p->g, k->gathers[h])->src[1], k->gather_ids[h], false);
+  free(w.seen);
+  /* fold each collapsible axis into the next loop; the product must not overflow */
+  for (int i = 0; i + 1 < k->nouter; i++) {
+    int a = k->outer[i], b = k->outer[i + 1];
+    int64_t e = ir_dim_mul(k->extent[a], k->extent[b]);
+    if (!w.ok[i] || !ir_dim_valid(e) || e == IR_DIM_INVALID) continue;
+    k->extent[b] = e;
+    k->collapsed |= 1u << a;
+  }
+  int n = 0;
+  for (int i = 0; i < k->nouter; i++)
+    if (!(k->collapsed >> k->outer[i] & 1)) k->outer[n++] = k->outer[i];
+  k->nouter = n, n = 0;
+  for (int i = 0; i < k->naxes; i++)
+    if (!(k->collapsed >> k->axes[i] & 1)) k->axes[n++] = k->axes[i];
+  k->naxes = n;
+}
