@@ -129,13 +129,6 @@ static int lower_dropout(imp_node *n) {
   return imp_set_out(n, 1, ir_load(n->g, mt, *imp_shape(n, x), 1));
 }
 
-static const Onnx__AttributeProto *find_attr(imp_node *n, const char *name) {
-  for (size_t i = 0; i < n->proto->n_attribute; i++)
-    if (n->proto->attribute[i]->name && !strcmp(n->proto->attribute[i]->name, name))
-      return n->proto->attribute[i];
-  return NULL;
-}
-
 /* value_floats / value_ints: a 1-D constant of the listed values. */
 static ir_ref const_list(imp_node *n, const Onnx__AttributeProto *a, bool floats) {
   size_t cnt = floats ? a->n_floats : a->n_ints;
@@ -166,8 +159,8 @@ static int lower_constant(imp_node *n) {
     int64_t v = imp_attr_i(n, "value_int", 0);
     return imp_set_out(n, 0, ir_const(n->g, n->proto->output[0], IR_I64, s0, &v));
   }
-  if ((a = find_attr(n, "value_floats"))) return imp_set_out(n, 0, const_list(n, a, true));
-  if ((a = find_attr(n, "value_ints"))) return imp_set_out(n, 0, const_list(n, a, false));
+  if ((a = imp_attr(n, "value_floats"))) return imp_set_out(n, 0, const_list(n, a, true));
+  if ((a = imp_attr(n, "value_ints"))) return imp_set_out(n, 0, const_list(n, a, false));
   return imp_fail(n, "no value attribute");
 }
 

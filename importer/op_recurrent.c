@@ -48,9 +48,7 @@ static void act_defaults(actfn *a) {
 
 /* Reads the `activations` attribute (nper per direction) into acts[]. */
 static int read_acts(imp_node *n, int ndir, int nper, const char *const *defs, actfn *acts) {
-  const Onnx__AttributeProto *at = NULL;
-  for (size_t i = 0; i < n->proto->n_attribute; i++)
-    if (!strcmp(n->proto->attribute[i]->name, "activations")) at = n->proto->attribute[i];
+  const Onnx__AttributeProto *at = imp_attr(n, "activations"); /* an attribute may have no name */
   for (int d = 0; d < ndir; d++)
     for (int j = 0; j < nper; j++) {
       actfn *a = &acts[d * nper + j];
