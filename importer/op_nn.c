@@ -334,6 +334,69 @@ static ir_ref conv_taps(ir_graph *g, ir_ref x5, ir_ref wt, const window *w, ir_s
   return ir_reduce(g, IR_ADD, acc[0], 1u << 3);
 }
 
+/* The per-tap form over flattened rows, for depthwise convolutions (no
+ * channel sum) over short 2-D rows: each phase plane of the padded copy
+ * read as one axis, p = oh * Lq + ow (Lq the phase's row length), so tap
+ * (kh, kw) is the unit-stride run at dh * Lq + dw of its phase and every
+ * loop is as long as the whole map, not one row: a 7- or 14-wide row came
+ * out of gcc as 4-wide and scalar code. The Lq - out_w wrapped columns of
+ * each row are computed and never read (at most as many as the outputs),
+ * zero rows added to the padded copy keep the reads inside it, and the
+ * output is a strided view of the wide result. IR_NONE when it does not
+ * apply. */
+static ir_ref conv_taps_wide(ir_graph *g, ir_ref x5, ir_ref wt, const window *w0, ir_shape wr) {
+  /* shapes copied: node pointers move as the graph grows */
+  const ir_shape xs = ir_node_get(g, x5)->shape, *s = &xs;
+  if (w0->nsp != 2 || wr.d[3] != 1 || w0->out[1] >= 64 || !ir_shape_is_static(s)) return IR_NONE;
+  window w = *w0;
+  int64_t lq[2], lh[2], dmax[2];
+  for (int i = 0; i < 2; i++) { /* small: every extent is static and already checked */
+    int64_t lp = w.in[i] + w.pb[i] + w.pe[i] + w.extra[i];
+    lq[i] = (lp + w.s[i] - 1) / w.s[i], dmax[i] = (w.k[i] - 1) * w.d[i] / w.s[i];
+  }
+  int64_t cols = (w.out[0] - 1) * lq[1] + w.out[1], cols16 = (cols + 15) / 16 * 16;
+  if (cols16 > 2 * w.out[0] * w.out[1]) return IR_NONE;
+  /* rows of the phase plane the furthest tap reads, past the ones there are */
+  int64_t rows = (dmax[0] * lq[1] + dmax[1] + cols16 + lq[1] - 1) / lq[1];
+  if (rows > lq[0]) w.extra[0] += (rows - lq[0]) * w.s[0];
+  w.extra[0] += w.s[0] == 1 && !w.pb[0] && !w.pe[0] && !w.extra[0] && !w.pb[1] && !w.pe[1] && !w.extra[1];
+  conv_input ci = conv_phases(g, x5, &w, 0.0);
+  if (ci.ph == IR_NONE || ir_failed(g)) return IR_NONE;
+  const ir_shape ps = ir_node_get(g, ci.ph)->shape;
+  lh[0] = ps.d[6], lh[1] = ps.d[7];
+  ir_shape fs = {.rank = 7, .d = {s->d[0], s->d[1], 1, 1, ps.d[4], ps.d[5], lh[0] * lh[1]}};
+  ir_ref flat = ir_view_reshape(g, ci.ph, fs), w5 = ir_view_reshape(g, wt, wr);
+  ir_ref acc[4] = {IR_NONE, IR_NONE, IR_NONE, IR_NONE};
+  int chains = tap_count(&w) > 4 ? 4 : 1;
+  int64_t kidx[MAX_SP] = {0};
+  ir_shape ts = {.rank = 5, .d = {s->d[0], s->d[1], 1, 1, cols16}};
+  for (int64_t t = 0; t < tap_count(&w) && !ir_failed(g); t++) {
+    tap_index(&w, t, kidx);
+    int64_t start[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
+    for (int i = 0; i < 7; i++) step[i] = 1, len[i] = fs.d[i];
+    int64_t th = kidx[0] * w.d[0], tw = kidx[1] * w.d[1];
+    start[4] = th % w.s[0], start[5] = tw % w.s[1], len[4] = len[5] = 1;
+    start[6] = th / w.s[0] * lh[1] + tw / w.s[1], len[6] = cols16;
+    ir_ref xt = ir_view_reshape(g, ir_view_slice(g, flat, start, step, len), ts);
+    int64_t ws0[IR_MAX_RANK] = {0}, wst[IR_MAX_RANK], wl[IR_MAX_RANK];
+    for (int i = 0; i < wr.rank; i++) wst[i] = 1, wl[i] = i < 4 ? wr.d[i] : 1;
+    ws0[4] = kidx[0], ws0[5] = kidx[1];
+    ir_shape w1 = {.rank = 5, .d = {1, wr.d[1], wr.d[2], 1, 1}};
+    ir_ref wtap = ir_view_reshape(g, ir_view_slice(g, w5, ws0, wst, wl), w1);
+    ir_ref prod = ir_binary(g, IR_MUL, xt, wtap);
+    ir_ref *a = &acc[t % chains];
+    *a = *a == IR_NONE ? prod : ir_binary(g, IR_ADD, *a, prod);
+  }
+  for (int j = 1; j < chains; j++) acc[0] = ir_binary(g, IR_ADD, acc[0], acc[j]);
+  if (ir_failed(g)) return IR_NONE;
+  /* [N, M, cols16] read back as [N, M, out_w, out_h] (strides 1, Lq), then transposed */
+  int64_t one = 1, lqw = lh[1];
+  ir_shape ys = {.rank = 3, .d = {s->d[0], s->d[1] * wr.d[2], cols16}};
+  int perm[4] = {0, 1, 3, 2};
+  ir_ref y = ir_view_window(g, ir_view_reshape(g, acc[0], ys), 1, &w.out[1], &lqw, &one, &w.out[0]);
+  return ir_view_permute(g, y, perm);
+}
+
 /* The windowed forms: the product of a window view of the padded input
  * [N, G, 1, C/G, k..., positions] (a copy when padded, no im2col) and the
  * weight [1, G, M/G, C/G, k..., 1...], summed over the channels and the taps
@@ -455,9 +518,11 @@ static int lower_conv(imp_node *n) {
   ir_shape os = {.rank = xs.rank, .d = {N, M}};
   for (int i = 0; i < nsp; i++) os.d[2 + i] = w.out[i];
   conv_form f = conv_choose(&w, &xs, C / G, M / G);
-  ir_ref y = f == CONV_MATMUL ? conv_matmul(g, x5, wt, &w, M)
-             : f == CONV_TAPS ? conv_taps(g, x5, wt, &w, wr)
-                              : conv_window(g, x5, wt, &w, wr, f == CONV_WIDE);
+  ir_ref y = f == CONV_TAPS ? conv_taps_wide(g, x5, wt, &w, wr) : IR_NONE;
+  if (y == IR_NONE && !ir_failed(g))
+    y = f == CONV_MATMUL ? conv_matmul(g, x5, wt, &w, M)
+        : f == CONV_TAPS ? conv_taps(g, x5, wt, &w, wr)
+                         : conv_window(g, x5, wt, &w, wr, f == CONV_WIDE);
   y = ir_view_reshape(g, y, os);
   if (b != IR_NONE) {
     ir_shape bs = {.rank = xs.rank, .d = {1, M}};

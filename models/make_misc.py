@@ -27,7 +27,11 @@
                       a matrix product and a shuffle) and a 3x3/2 padded one
                       (the general form); Resize nearest by whole scales
                       (asymmetric/floor, half_pixel/round_prefer_floor: a
-                      repeat), nearest to a size that is no multiple, linear"""
+                      repeat), nearest to a size that is no multiple, linear
+  depthwise.onnx      depthwise convolutions over flattened rows: 5x5
+                      stride 2 padded, 3x3 dilated 2 unpadded, 3x3 with two
+                      outputs per channel (M/G = 2) and a residual Add, a
+                      Relu epilogue, 7-wide rows"""
 import os
 import numpy as np
 import onnx
@@ -197,6 +201,18 @@ save("upsample", [
      w("t3b", (5,)), w("t4w", (8, 6, 3, 3), 0.3),
      numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s2"),
      numpy_helper.from_array(np.array([1, 1, 3, 3], np.float32), "s3"), i64("sz", [1, 8, 15, 17])])
+
+# depthwise: x[1, 12, 14, 15]
+save("depthwise", [
+    helper.make_node("Conv", ["x", "d1w", "d1b"], ["d1"], pads=[2, 2, 2, 2], strides=[2, 2], group=12),
+    helper.make_node("Relu", ["d1"], ["y1"]),
+    helper.make_node("Conv", ["x", "d2w"], ["y2"], dilations=[2, 2], group=12),
+    helper.make_node("Conv", ["x", "d3w", "d3b"], ["d3"], pads=[1, 1, 1, 1], group=12),
+    helper.make_node("Conv", ["d3", "d4w"], ["d4"], pads=[1, 1, 1, 1], group=24),
+    helper.make_node("Add", ["d4", "d3"], ["y3"]),
+], [vi("x", F, [1, 12, 14, 15])], [vi("y1", F, [1, 12, 7, 8]), vi("y2", F, [1, 12, 10, 11]), vi("y3", F, [1, 24, 14, 15])],
+    [w("d1w", (12, 1, 5, 5), 0.3), w("d1b", (12,)), w("d2w", (12, 1, 3, 3), 0.3), w("d3w", (24, 1, 3, 3), 0.3),
+     w("d3b", (24,)), w("d4w", (24, 1, 3, 3), 0.3)])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
