@@ -347,7 +347,9 @@ static ir_ref conv_taps(ir_graph *g, ir_ref x5, ir_ref wt, const window *w, ir_s
 static ir_ref conv_taps_wide(ir_graph *g, ir_ref x5, ir_ref wt, const window *w0, ir_shape wr) {
   /* shapes copied: node pointers move as the graph grows */
   const ir_shape xs = ir_node_get(g, x5)->shape, *s = &xs;
-  if (w0->nsp != 2 || wr.d[3] != 1 || w0->out[1] >= 64 || !ir_shape_is_static(s)) return IR_NONE;
+  /* fewer than 8 channels (a test's single map): too little work to pay
+   * for the epilogue's kernel of its own */
+  if (w0->nsp != 2 || wr.d[3] != 1 || w0->out[1] >= 64 || !ir_shape_is_static(s) || s->d[1] < 8) return IR_NONE;
   window w = *w0;
   int64_t lq[2], lh[2], dmax[2];
   for (int i = 0; i < 2; i++) { /* small: every extent is static and already checked */
