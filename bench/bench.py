@@ -20,6 +20,8 @@ Environment:
   ONNX2C_BENCH_THREADS comma list of thread counts (default 1,2)
   ONNX2C_BENCH_EMBED   0 skips the embedding benchmark
   ONNX2C_BENCH_MACHINE 0 skips the peak measurements (uses cached ones)
+  ONNX2C_BENCH_BUSY    1 adds, for every thread count, a row run while a busy
+                       loop holds the last CPU (thr "2b": the other core busy)
   ONNX2C              compiler binary (default build/onnx2c-caten)
   CC                  C compiler (default cc)
   TARGET              --target of the compiler (default native; x86-64-v3 = AVX2,
@@ -173,7 +175,7 @@ def compile_model(model, outdir, name, extra=()):
 
 def build_flags(src):
     """The flags the generated C names on its 'Build with:' line (the target's,
-    -fopenmp when it was compiled with --threads); a named x86 level is tuned
+    -pthread when it was compiled with --threads); a named x86 level is tuned
     for this machine."""
     head = open(src).read(4096)
     m = re.search(r'Build with: ([^\n(*]*)', head)
@@ -186,10 +188,10 @@ def build_flags(src):
 def build_harness(outdir, name):
     """cc NAME.c (timed) + harness.c -> outdir/harness_NAME. Returns (cc_s, omp)."""
     src = os.path.join(outdir, name + '.c')
-    omp = '#pragma omp' in open(src).read()
+    omp = 'o2c_pool_run(k' in open(src).read()  # a kernel runs on the thread pool
     flags = build_flags(src)
-    if omp and '-fopenmp' not in flags:
-        flags.append('-fopenmp')
+    if omp and '-pthread' not in flags:
+        flags.append('-pthread')
     obj = os.path.join(outdir, name + '.o')
     dt, _ = run([CC, *flags, '-c', src, '-o', obj], timeout=3600)
     run([CC, *flags, f'-DBENCH_NAME={name}', f'-DBENCH_HDR="{name}.h"', '-I', outdir,
@@ -344,7 +346,8 @@ def add_floor(rows, floor):
     """ratio_net = (ort_ms - onnxruntime's floor) / ours_ms: onnxruntime
     without its per-call cost, ours with it (conservative)."""
     for r in rows:
-        f = floor.get(r.get('threads'), {}).get('ort_ms')
+        thr = str(r.get('threads')).rstrip('b')  # '2b': 2 threads, the other core busy
+        f = floor.get(int(thr), {}).get('ort_ms') if thr.isdigit() else None
         if r.get('error') or f is None or r.get('ort_ms') is None:
             continue
         r['ort_floor_ms'] = f
@@ -453,20 +456,29 @@ def gen_llama(key):
     return d, model, seq, int(args[1])
 
 
+BUSY = os.environ.get('ONNX2C_BENCH_BUSY', '0') == '1'
+
+
+def busy_loop():
+    """A shell busy loop pinned to the last CPU (on a 2-core machine: the
+    core a second thread would use); the caller kills it."""
+    return subprocess.Popen(['taskset', '-c', str((os.cpu_count() or 2) - 1), 'sh', '-c', 'while :; do :; done'])
+
+
 def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list, runs, batch, rows, compile_log,
                symbols=None, env=None, warmup=20, ort_extra=None):
     """Compiles `model` once per thread count, runs ours and onnxruntime
     interleaved; appends one row per thread count (without the rates)."""
     made = []
     for t in threads_list:
-        # one compile per thread count: --threads N puts OpenMP in the generated code
+        # one compile per thread count: --threads N puts a thread pool in the generated code
         od = os.path.join(d, 'gen' if t == 1 else f'gen_t{t}')
         tlabel = label if t == 1 else f'{label} --threads {t}'
         try:
             ct = compile_model(model, od, key, (['--threads', str(t)] if t > 1 else []) + list(extra))
             log(f'  {tlabel}: onnx2c-caten {ct:.2f} s')
             bt, omp = build_harness(od, key)
-            log(f'  {tlabel}: cc {bt:.2f} s{" (-fopenmp)" if omp else ""}')
+            log(f'  {tlabel}: cc {bt:.2f} s{" (-pthread)" if omp else ""}')
             share_weights(d, od, key)
             compile_log.append((tlabel, ct, bt, omp))
         except RuntimeError as e:
@@ -475,17 +487,24 @@ def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list
             rows.append(dict(model=label, threads=t, error=str(e)))
             continue
         argv = harness_argv(od, key, files, out_bytes, symbols)
-        try:
-            it = interleave(model, spec, argv, t, warmup, runs, batch, os.path.join(d, f'dump_t{t}'), env, ort_extra)
-        except RuntimeError as e:
-            rows.append(dict(model=label, threads=t, error=str(e)))
-            log(f'  {label} t={t}: FAILED: {e}')
-            continue
-        row = dict(model=label, threads=t, ours_threads=t if (omp or t == 1) else 1, ours_ms=it['ours_ms'],
-                   ort_ms=it['ort_ms'], ratio=it['ort_ms'] / it['ours_ms'], maxdiff=it['maxdiff'], error='')
-        rows.append(row)
-        made.append(row)
-        log(f"  {label} t={t}: ours {it['ours_ms']:.3f} ms, ort {it['ort_ms']:.3f} ms, max|diff| {it['maxdiff']:.3g}")
+        for busy in ([False, True] if BUSY else [False]):
+            tb = f'{t}b' if busy else t
+            loop = busy_loop() if busy else None
+            try:
+                it = interleave(model, spec, argv, t, warmup, runs, batch, os.path.join(d, f'dump_t{tb}'), env, ort_extra)
+            except RuntimeError as e:
+                rows.append(dict(model=label, threads=tb, error=str(e)))
+                log(f'  {label} t={tb}: FAILED: {e}')
+                continue
+            finally:
+                if loop:
+                    loop.kill()
+                    loop.wait()
+            row = dict(model=label, threads=tb, ours_threads=t if (omp or t == 1) else 1, ours_ms=it['ours_ms'],
+                       ort_ms=it['ort_ms'], ratio=it['ort_ms'] / it['ours_ms'], maxdiff=it['maxdiff'], error='')
+            rows.append(row)
+            made.append(row)
+            log(f"  {label} t={tb}: ours {it['ours_ms']:.3f} ms, ort {it['ort_ms']:.3f} ms, max|diff| {it['maxdiff']:.3g}")
     return made
 
 
@@ -551,13 +570,9 @@ def bench_large(keys, threads_list, rows, peaks, compile_log):
         tokens = int(np.prod(ins[0][2]))
         out_bytes = [int(np.prod(o[2])) * np.dtype(DTYPE[o[1]][1]).itemsize for o in outs]
         files, spec = write_inputs(ins, d, 32000, DECODE_PAST)
-        # passive OpenMP waiting, as the CNN rows: on this busy 2-core VM a
-        # spinning or yielding worker made a 2-thread decode step 4.4 s
-        # instead of 0.88 (one region per kernel, ~250 per step)
         for row in time_model(key, label, model, d, [], files, spec, out_bytes, threads_list, runs, batch, rows,
-                              compile_log, symbols, env={'OMP_WAIT_POLICY': 'passive'}, warmup=warm,
-                              ort_extra=ORT_QUANT if qform else None):
-            llama_rates(row, P, tokens, peaks, W)
+                              compile_log, symbols, warmup=warm):
+            llama_rates(row, P, tokens, peaks)
 
 
 def bench_llama(keys, threads_list, rows, peaks, compile_log):
@@ -588,7 +603,7 @@ def bench_llama(keys, threads_list, rows, peaks, compile_log):
 def bench_cnn(keys, threads_list, rows, peaks, compile_log):
     """GFLOP/s = 2 x the multiply-adds of the Conv and Gemm/MatMul nodes
     (make_cnn.py's info.json) / time; pooling and element-wise ops are not
-    counted. Ours runs with OMP_WAIT_POLICY=passive."""
+    counted."""
     for key in keys:
         args, label = CNN[key]
         d = os.path.join(WORK, 'cnn', key)
@@ -607,11 +622,8 @@ def bench_cnn(keys, threads_list, rows, peaks, compile_log):
         except Exception as e:  # generator failure
             rows.append(dict(model=label, threads='-', error='generator: ' + str(e)))
             continue
-        # a CNN is ~50-90 short kernels, each an OpenMP region: with libgomp's
-        # default wait policy a sleeping worker woken on a busy core made a
-        # 2-thread MobileNet run 35 ms (median) instead of 2.6 (passive)
         for row in time_model(key, label, model, d, [], files, spec, out_bytes, threads_list, 20, 5, rows,
-                              compile_log, env={'OMP_WAIT_POLICY': 'passive'}):
+                              compile_log):
             gflops = 2 * macs / (row['ours_ms'] * 1e-3) / 1e9
             row.update(gflops=gflops, pct_fma=100 * gflops / peak_for(peaks, 'fma', row['ours_threads']))
 

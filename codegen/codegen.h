@@ -14,7 +14,7 @@
 
 typedef struct {
   const char *name; /* prefix of every exported symbol and of the files */
-  int threads;      /* > 1: OpenMP over the outer loop of large kernels */
+  int threads;      /* > 1: a thread pool runs the outer loop of large kernels (pool.c) */
   /* non-NULL: the weights file's path, for cg_emit_embedded; the header
    * declares PREFIX_weights */
   const char *embed;

@@ -21,6 +21,7 @@ typedef struct {
   bool prefetch; /* O2C_PREFETCH is used */
   bool exp2;     /* o2c_exp2f is used */
   bool half;     /* float16/bfloat16 conversions are used */
+  bool pool;     /* a kernel runs on the thread pool (o2c_pool_run) */
   uint32_t selects; /* o2c_sel_<dtype> is used: bit per dtype */
 } cg_out;
 
@@ -56,16 +57,23 @@ typedef struct {
   bool k_loop;
   /* under the k-slices mark: the slices carry partial sums, not threaded */
   bool in_slices;
-  /* threads: where the threaded loop's body goes when it gets a function of
-   * its own (NULL: no such function), and whether it did, with its index */
+  /* threads: where the threaded loops' functions go (NULL: nowhere, no
+   * threads), how many there are, the symbols they use, the locals every
+   * function of statements declares (accumulators), whether a statement is
+   * printed outside them */
   cg_buf *rows;
   bool worth_threads; /* the kernel is large enough for threads (pragma.c) */
-  bool rows_split, in_rows;
-  char rows_iter[32];
+  int64_t chunks;     /* chunks a threaded loop is cut into (pragma.c) */
+  int nrows;
+  uint32_t rows_syms;
+  const char *decl;
+  bool in_rows, outside;
 } cg_kernel;
 
 /* The C text of o2c_exp2f, printed into files that use it (program.c). */
 extern const char cg_exp2f_src[];
+/* The C text of the thread pool, after O2C_POOL_SIZE is defined (pool.c). */
+extern const char cg_pool_src[];
 /* The C text of the float16/bfloat16 conversions (program.c). */
 extern const char cg_half_src[];
 
@@ -119,14 +127,12 @@ void cg_print_expr(cg_buf *o, isl_ast_expr *e);
 void cg_expr_arg(cg_buf *o, isl_ast_expr *call, int i);
 /* Loop decorations (pragma.c): the vectorisation hint before `loop`;
  * whether `loop` holds whole register-block tiles (the only loops of such
- * a kernel that may be threaded); whether the kernel is worth threads; the
- * OpenMP pragma of the threaded loop (`rows`: its body is the rows
- * function, which keeps its own private variables); the prefetch of the
- * next packed weight panel at the top of a k loop. */
+ * a kernel that may be threaded); whether the kernel is worth threads (and
+ * its chunks, c->chunks); the prefetch of the next packed weight panel at
+ * the top of a k loop. */
 void cg_simd_pragma(cg_kernel *c, isl_ast_node *loop);
 bool cg_whole_tiles(isl_ast_node *loop);
-bool cg_wants_threads(const cg_kernel *c);
-void cg_parallel_pragma(cg_kernel *c, bool rows);
+bool cg_wants_threads(cg_kernel *c);
 void cg_prefetch_weights(cg_kernel *c, isl_ast_node *kloop);
 void cg_prefetch_streams(cg_kernel *c, isl_ast_node *kloop);
 

@@ -56,6 +56,7 @@ static void print_tiled_user(cg_kernel *c, isl_ast_expr *call, sched_stmt_kind k
 }
 
 static void print_user(cg_kernel *c, isl_ast_node *node) {
+  c->outside |= !c->in_rows;
   isl_ast_expr *call = isl_ast_node_user_get_expr(node);
   isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
   isl_id *id = isl_ast_expr_get_id(fn);
@@ -89,30 +90,48 @@ static void print_user(cg_kernel *c, isl_ast_node *node) {
 static void print_node(cg_kernel *c, isl_ast_node *node);
 
 
-/* The threaded loop of a kernel that is not register-blocked, its body put
- * in the kernel's rows function (c->rows; program.c names it): gcc loses
- * the restrict of pointers captured into an OpenMP region, and then does
- * not vectorise some of the loops inside (the softmax's last loop, at one
- * third of its speed); as parameters of a function they keep it. */
+/* A threaded loop: its body becomes a rows function of the kernel (one per
+ * threaded loop: a register-blocked kernel has one loop for its full tiles
+ * and one for the rest), called for each iteration of a chunk by a task
+ * function, which the pool (pool.c) runs on its threads. As parameters of a
+ * function the pointers keep their restrict (gcc lost it for pointers
+ * captured into an OpenMP region, and the softmax's last loop ran at a third
+ * of its speed), and the accumulators are its locals. The loop's iterations
+ * are counted first: the pool cuts [0, n) into chunks. O2C_KERNEL_FN,
+ * O2C_ROWS_PARAMS, O2C_ROWS_ARGS, O2C_TASK_ARGS and O2C_ROWS_VOID are filled
+ * in by program.c (the kernel's name, parameters and arguments). */
 static void print_rows_loop(cg_kernel *c, isl_ast_node *node, const char *it, const char *init,
                             const char *cond, const char *inc) {
-  cg_parallel_pragma(c, true);
-  cg_line(c->body, c->depth, "for (int64_t %s = %s; %s; %s += %s)", it, init, cond, it, inc);
-  cg_buf *outer = c->body;
-  c->body = c->rows;
+  int d = c->depth, r = c->nrows++;
+  cg_line(c->body, d, "{");
+  cg_line(c->body, d + 1, "int64_t o2c_n = 0;");
+  cg_line(c->body, d + 1, "for (int64_t %s = %s; %s; %s += %s) o2c_n++;", it, init, cond, it, inc);
+  cg_line(c->body, d + 1, "O2C_KERNEL_FN_args o2c_a = {O2C_ROWS_ARGS, %s, %s};", init, inc);
+  cg_buf *outer = c->body, fn = {0};
+  cg_printf(&fn, "%s", c->decl ? c->decl : "");
+  c->body = &fn;
   c->in_rows = true; /* its loops are printed at depth 1 again, but not threaded */
   isl_ast_node *body = isl_ast_node_for_get_body(node);
   print_node(c, body);
   isl_ast_node_free(body);
   c->in_rows = false;
   c->body = outer;
-  /* O2C_ROWS_FN, O2C_ROWS_ARGS: the function and the kernel's parameters (program.c) */
-  if (c->has_index)
-    cg_line(c->body, c->depth + 1, "if (O2C_ROWS_FN(O2C_ROWS_ARGS, %s)) err = 1;", it);
-  else
-    cg_line(c->body, c->depth + 1, "O2C_ROWS_FN(O2C_ROWS_ARGS, %s);", it);
-  snprintf(c->rows_iter, sizeof c->rows_iter, "%s", it);
-  c->rows_split = true;
+  c->rows_syms |= cg_dims_used(c->p, &fn); /* its symbols' locals at its top */
+  cg_printf(c->rows,
+            "static int O2C_KERNEL_FN_rows%d(O2C_ROWS_PARAMS, int64_t %s) {\n  int err = 0;\n"
+            "  O2C_ROWS_VOID\n%s  return err;\n}\n\n"
+            "static int O2C_KERNEL_FN_task%d(void *v, int64_t lo, int64_t hi) {\n"
+            "  const O2C_KERNEL_FN_args *a = v;\n  int err = 0;\n"
+            "  for (int64_t i = lo; i < hi; i++)\n"
+            "    err |= O2C_KERNEL_FN_rows%d(O2C_TASK_ARGS, a->o2c_first + i * a->o2c_step);\n"
+            "  return err;\n}\n\n",
+            r, it, fn.s ? fn.s : "", r, r);
+  free(fn.s);
+  /* after the body: whether the kernel can fail (has_index) is known now */
+  cg_line(c->body, d + 1, "%so2c_pool_run(O2C_KERNEL_FN_task%d, &o2c_a, o2c_n, %lld)%s;",
+          c->has_index ? "if (" : "", r, (long long)c->chunks, c->has_index ? ") err = 1" : "");
+  cg_line(c->body, d, "}");
+  c->out->pool = true;
 }
 
 static void print_node(cg_kernel *c, isl_ast_node *node) {
@@ -125,14 +144,14 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
     cg_print_expr(&b, init);
     cg_print_expr(&cd, cond);
     cg_print_expr(&s, inc);
-    /* OpenMP's canonical loop form wants the bare comparison */
+    /* the bare comparison, without its outer parentheses */
     if (cd.s[0] == '(' && cd.s[cd.n - 1] == ')') {
       memmove(cd.s, cd.s + 1, cd.n - 2);
       cd.s[cd.n - 2] = 0;
     }
-    bool threads = c->depth == 1 && !c->in_rows && !c->in_slices && c->worth_threads &&
+    bool threads = c->depth == 1 && !c->in_rows && !c->in_slices && c->worth_threads && c->rows &&
                    (!c->k->gemm.on || cg_whole_tiles(node));
-    if (threads && c->rows && !c->k->gemm.on) {
+    if (threads) {
       print_rows_loop(c, node, i.s, b.s, cd.s, s.s);
       free(i.s), free(b.s), free(cd.s), free(s.s);
       isl_ast_expr_free(it), isl_ast_expr_free(init), isl_ast_expr_free(cond),
@@ -142,7 +161,6 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
     bool kloop = c->k_loop;
     if (!kloop) cg_simd_pragma(c, node);
     c->k_loop = false;
-    if (threads) cg_parallel_pragma(c, false);
     cg_line(c->body, c->depth, "for (int64_t %s = %s; %s; %s += %s) {", i.s, b.s, cd.s, i.s, s.s);
     free(i.s), free(b.s), free(cd.s), free(s.s);
     isl_ast_expr_free(it), isl_ast_expr_free(init), isl_ast_expr_free(cond), isl_ast_expr_free(inc);
@@ -226,17 +244,18 @@ int cg_kernel_body(cg_kernel *c) {
     if (cg_is_float_max(c, i)) cg_line(&decl, 1, "int nan%d;", i);
   }
   for (int i = 0; i < c->k->ngathers; i++) cg_line(&decl, 1, "int64_t g%d;", i);
-  /* a rows function only for a kernel that is one loop nest */
-  if (isl_ast_node_get_type(c->k->ast) != isl_ast_node_for) c->rows = NULL;
   cg_buf rows = {0}, *rows_out = c->rows;
   if (c->rows) c->rows = &rows;
+  c->decl = decl.s;
   c->body = &main;
   print_node(c, c->k->ast);
   c->body = out;
-  cg_printf(c->rows_split ? rows_out : out, "%s", decl.s ? decl.s : "");
-  if (c->rows_split) cg_printf(rows_out, "%s", rows.s ? rows.s : "");
+  /* the locals where statements use them: the rows functions have theirs */
+  if (c->outside || !c->nrows) cg_printf(out, "%s", decl.s ? decl.s : "");
+  if (c->nrows) cg_printf(rows_out, "%s", rows.s ? rows.s : "");
   cg_printf(out, "%s", main.s ? main.s : "");
   c->rows = rows_out;
+  c->decl = NULL;
   free(decl.s), free(main.s), free(rows.s);
   cg_statement_begin(c);
   free(c->memo);

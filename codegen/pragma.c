@@ -1,6 +1,6 @@
 /* pragma.c — what a loop gets besides its body: the vectorisation hints
- * (O2C_SIMD, O2C_SIMD_SUM/MAX), the OpenMP pragma of the threaded loop and
- * whether a kernel gets threads at all, the prefetch of the next weight
+ * (O2C_SIMD, O2C_SIMD_SUM/MAX), whether a kernel gets threads at all and
+ * in how many chunks, the prefetch of the next weight
  * panel in a register block. */
 #include "codegen_impl.h"
 
@@ -80,47 +80,29 @@ bool cg_whole_tiles(isl_ast_node *loop) {
   return (kinds & (1u << SCHED_STMT_UPDATE)) && (kinds & (1u << SCHED_STMT_FINAL));
 }
 
-/* Threads only where they pay: a parallel region costs microseconds (fork
- * and join; far more when the other core is busy), so a kernel gets them
- * when its estimated time on one core is at least 20 us: its FLOPs at 64
- * per ns in a register block, 16 elsewhere, plus its compulsory bytes at
- * 16 per ns (symbolic sizes at their reference point). The tiny LLaMA
- * (0.035 ms in all) then runs on one thread; a decode step's projections
- * (weights streamed, 2.4 MB each) keep two. */
-bool cg_wants_threads(const cg_kernel *c) {
+/* Threads only where they pay: handing a loop to the pool costs about a
+ * microsecond, waking a sleeping worker more, so a kernel gets them when its
+ * estimated time on one core is at least 20 us: its FLOPs at 64 per ns in a
+ * register block, 16 elsewhere, plus its compulsory bytes at 16 per ns
+ * (symbolic sizes at their reference point). The tiny LLaMA (0.035 ms in
+ * all) then runs on one thread; a decode step's projections (weights
+ * streamed, 2.4 MB each) keep two. The estimate also sizes the chunks: about
+ * 10 us each (a claim costs ~0.1 us), at least two per thread, so cores that
+ * run at different speeds (a VM's) or a worker that starts late still share
+ * the work. The outermost loop of a kernel runs over outer axes only (every
+ * statement of the kernel is inside it; iterations write disjoint outputs
+ * and read inputs), so it is parallel; in a register-blocked kernel it runs
+ * over tiles, and isl has checked that no dependence leaves a tile
+ * (scheduler/tile.c). */
+bool cg_wants_threads(cg_kernel *c) {
   if (c->threads < 2 || !c->k->nouter || ir_dim_ref(c->p->g, c->k->extent[c->k->outer[0]]) < 2)
     return false;
   int64_t flops, bytes;
   sched_kernel_cost(c->p, c->k, &flops, &bytes);
   double ns = (double)ir_dim_ref(c->p->g, flops) / (c->k->gemm.on ? 64 : 16) +
               (double)ir_dim_ref(c->p->g, bytes) / 16;
+  c->chunks = ns / 10000 > 2.0 * c->threads ? (int64_t)(ns / 10000) : 2 * c->threads;
   return ns >= 20000 || c->threads_all;
-}
-
-/* The outermost loop of a kernel runs over outer axes only (every
- * statement of the kernel is inside it; iterations write disjoint outputs
- * and read inputs), so it is parallel; in a register-blocked kernel it runs
- * over tiles, and isl has checked that no dependence leaves a tile
- * (scheduler/tile.c). Only kernels with enough work get threads: a parallel
- * region costs microseconds. Tiles are handed out one at a time: cores of a
- * VM need not run at the same speed, and a tile is tens of microseconds. */
-void cg_parallel_pragma(cg_kernel *c, bool rows) {
-  cg_buf priv = {0};
-  for (int i = 0; i < c->k->nstages && !rows; i++) {
-    cg_printf(&priv, "%sacc%d", priv.n ? ", " : "", i);
-    if (c->k->gemm.on && c->k->gemm.kc) cg_printf(&priv, ", part%d", i);
-    if (cg_is_float_max(c, i)) cg_printf(&priv, ", nan%d", i);
-  }
-  for (int i = 0; i < c->k->ngathers && !rows; i++)
-    cg_printf(&priv, "%sg%d", priv.n ? ", " : "", i);
-  cg_line(c->body, 0, "#ifdef _OPENMP");
-  /* O2C_ERR_CLAUSE: filled in once the kernel is printed (program.c) */
-  cg_line(c->body, c->depth,
-          "#pragma omp parallel for num_threads(%d) schedule(%s)%s%s%sO2C_ERR_CLAUSE", c->threads,
-          c->k->gemm.on ? "dynamic, 1" : "static", priv.n ? " private(" : "", priv.n ? priv.s : "",
-          priv.n ? ")" : "");
-  cg_line(c->body, 0, "#endif");
-  free(priv.s);
 }
 
 /* Finds the first user statement of kind `want` under `node`. */

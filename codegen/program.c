@@ -40,9 +40,12 @@ void cg_line(cg_buf *b, int depth, const char *fmt, ...) {
 /* Replaces every `what` in `b` by `with` (placeholders filled in once a
  * kernel is printed and what it needs is known). */
 static void replace_all(cg_buf *b, const char *what, const char *with) {
-  for (char *at; b->s && (at = strstr(b->s, what));) {
+  /* the search goes on after the replacement, which may contain `what` */
+  for (size_t from = 0; b->s && strstr(b->s + from, what);) {
+    char *at = strstr(b->s + from, what);
     cg_buf fixed = {0};
     cg_printf(&fixed, "%.*s%s%s", (int)(at - b->s), b->s, with, at + strlen(what));
+    from = (size_t)(at - b->s) + strlen(with);
     free(b->s);
     *b = fixed;
   }
@@ -309,20 +312,29 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
       cg_printf(&args, "%sb%d", a ? ", " : "", a);
     }
     /* the symbols the kernel's sizes are made of */
-    uint32_t syms = cg_dims_used(p, &body) | (ck.rows_split ? cg_dims_used(p, &rows) : 0);
+    uint32_t syms = cg_dims_used(p, &body) | ck.rows_syms;
     cg_dims_params(&params, syms);
     cg_dims_args(&args, syms);
-    if (ck.rows_split) {
-      /* the threaded loop's body as a function of its own (emit.c) */
-      cg_printf(&def, "(%s, int64_t %s) {\n%s%s%s}\n\nstatic %s O2C_KERNEL_FN", params.s,
-                ck.rows_iter, ck.has_index ? "  int err = 0;\n" : "", rows.s ? rows.s : "",
-                ck.has_index ? "  return err;\n" : "", ck.has_index ? "int" : "void");
+    if (ck.nrows) {
+      /* the threaded loops' functions (emit.c) and the pool's view of the
+       * kernel's parameters: a struct, with the loop's first value and step */
+      cg_buf fields = {0}, targs = {0}, voids = {0};
+      cg_printf(&fields, "%s", params.s);
+      replace_all(&fields, ", ", ";\n  ");
+      cg_printf(&targs, "a->%s", args.s);
+      replace_all(&targs, ", ", ", a->");
+      cg_printf(&voids, "(void)%s;", args.s); /* a loop need not use every parameter */
+      replace_all(&voids, ", ", ", (void)");
+      replace_all(&rows, "O2C_ROWS_PARAMS", params.s);
+      replace_all(&rows, "O2C_TASK_ARGS", targs.s);
+      replace_all(&rows, "O2C_ROWS_VOID", voids.s);
+      cg_printf(&def, "typedef struct {\n  %s;\n  int64_t o2c_first, o2c_step;\n} O2C_KERNEL_FN_args;\n\n%s",
+                fields.s, rows.s ? rows.s : "");
+      free(fields.s), free(targs.s), free(voids.s);
       replace_all(&body, "O2C_ROWS_ARGS", args.s);
     }
-    cg_printf(&def, "(%s", params.s);
+    cg_printf(&def, "static %s O2C_KERNEL_FN(%s", ck.has_index ? "int" : "void", params.s);
     free(params.s), free(args.s), free(rows.s);
-    const char *clause = ck.has_index ? " reduction(|| : err)" : "";
-    replace_all(&body, "O2C_ERR_CLAUSE", clause);
     /* an empty iteration domain prints no loop: its buffers stay unread,
      * which -Wextra -Werror refuses (unused parameter) */
     cg_printf(&def, ") {\n%s", ck.has_index ? "  int err = 0;\n" : "");
@@ -343,11 +355,8 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
       cg_printf(&kernels, " */\n");
       cg_buf text = {0}, name = {0};
       cg_printf(&name, "k%d", f);
-      cg_printf(&text, "static %s %s%s%s", ck.has_index ? "int" : "void", name.s,
-                ck.rows_split ? "_rows" : "", def.s);
-      replace_all(&text, "O2C_KERNEL_FN", name.s); /* k<f>_rows comes first, then k<f> */
-      cg_printf(&name, "_rows");
-      replace_all(&text, "O2C_ROWS_FN", name.s);
+      cg_printf(&text, "%s", def.s);
+      replace_all(&text, "O2C_KERNEL_FN", name.s); /* also k<f>_args, k<f>_rows<r>, k<f>_task<r> */
       cg_printf(&kernels, "%s", text.s);
       free(text.s), free(name.s);
     } else {
@@ -375,7 +384,7 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
   char tgt[256];
   sched_target_describe(&p->opt.target, tgt, sizeof tgt);
   fprintf(c, "/* Target %s.\n * Build with: %s%s%s */\n", tgt, p->opt.target.cflags,
-          o->threads > 1 ? " -fopenmp" : "",
+          out.pool ? " -pthread" : "",
           strcmp(p->opt.target.isa, "aarch64") ? "" : " (an aarch64 compiler)");
   fprintf(c, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include \"%s.h\"\n\n",
           N);
@@ -405,6 +414,7 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
                "#if defined(__GNUC__) || defined(__clang__)\n"
                "#define O2C_PREFETCH(p) __builtin_prefetch((p), 0, 2)\n"
                "#else\n#define O2C_PREFETCH(p) ((void)(p))\n#endif\n\n");
+  if (out.pool) fprintf(c, "#define O2C_POOL_SIZE %d\n%s", o->threads, cg_pool_src);
   emit_helpers(c, &out);
   fprintf(c, "\n%s", kernels.s ? kernels.s : "");
   if (p->symbolic) {

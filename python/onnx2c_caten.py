@@ -196,7 +196,7 @@ def compile(model, threads=1, name="model", options=(), cflags=None, cc=None):
         _run(argv)
         flags = (cflags or "-O2 -fno-math-errno -fopenmp-simd -DONNX2C_OMP_SIMD").split()
         _run([cc or os.environ.get("CC") or "cc", *flags, "-std=c11", "-fPIC", "-shared",
-              *(["-fopenmp"] if threads > 1 else []), "-o", os.path.join(d, name + ".so"),
+              *(["-pthread"] if threads > 1 else []), "-o", os.path.join(d, name + ".so"),
               os.path.join(d, name + ".c"), "-lm"])
         m = Model(d, name, threads)
     except BaseException:

@@ -53,13 +53,13 @@ int rt_build(rt_model *m, const char *cflags, char *err, size_t n) {
   argv[k++] = "-o";
   argv[k++] = so;
   argv[k++] = c;
-  if (m->threads > 1) argv[k++] = "-fopenmp";
+  if (m->threads > 1) argv[k++] = "-pthread";
   argv[k++] = "-lm";
   argv[k] = NULL;
   int rc = rt_spawn(argv);
   free(flags);
   if (rc) return snprintf(err, n, "%s: the C compiler failed (status %d)", c, rc), -1;
-  /* NODELETE: an OpenMP thread pool may outlive dlclose (it runs code of the object) */
+  /* NODELETE: the generated code's thread pool outlives dlclose (its workers run code of the object) */
   m->so = dlopen(so, RTLD_NOW | RTLD_LOCAL | (m->threads > 1 ? RTLD_NODELETE : 0));
   if (!m->so) return snprintf(err, n, "%s: cannot load: %s", so, dlerror()), -1;
   snprintf(sym, sizeof sym, "%s_run", m->name);

@@ -21,7 +21,7 @@ typedef struct {
   sched_options sched;
   const char *dump;       /* NULL, "ir-lowered", "ir", "schedule" (to stderr) or "dot=FILE" */
   bool no_rewrite;        /* skip the gather rewrite (keeps the one-hot form) */
-  int threads;            /* > 1: OpenMP in the generated code (build with -fopenmp) */
+  int threads;            /* > 1: a thread pool in the generated code (build with -pthread) */
   bool threads_all;       /* threads also for kernels too small to gain (testing) */
   bool verbose;           /* per-stage timing on stderr */
   bool embed_weights;     /* also NAME_weights.c: the weights linked in */
@@ -35,7 +35,7 @@ typedef struct {
   char name[RT_NAME_MAX + 1];
   int nodes;              /* graph nodes after lowering */
   int rewrites;           /* gather rewrites applied */
-  int threads;            /* as compiled (rt_build adds -fopenmp when > 1) */
+  int threads;            /* as compiled (rt_build adds -pthread when > 1) */
   bool threads_all;
   double run_ms;          /* wall time of the last rt_run's call into the model */
   void *so;               /* dlopen handle once built */

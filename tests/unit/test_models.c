@@ -80,8 +80,8 @@ static void test_no_malloc_and_strict_build(void **state) {
  * and unit-stride. The depthwise one has no channel sum (a plain loop nest,
  * vectorised along the width). Built
  * with OpenMP's simd pragmas live and 2 threads: the Gemm's 33 columns are
- * one full block and one single column, whose k loop must get neither
- * `omp simd` nor `omp parallel for`. */
+ * one full block and one single column, whose k loop must get no `omp simd`
+ * and no threads. */
 static void test_convs_blocked(void **state) {
   (void)state;
   char path[1024], err[2048];
