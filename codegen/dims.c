@@ -66,7 +66,9 @@ static void note_ident(const char *id, size_t n, void *arg) {
     const char *cn = ir_dim_sym_cname(k);
     if (all >> k & 1 && strlen(cn) == n && !strncmp(cn, id, n)) sc->syms |= 1u << k;
   }
-  if (n > EXT_PREFIX_LEN && !strncmp(id, SCHED_EXT_PREFIX, EXT_PREFIX_LEN)) {
+  /* o2c_e<digits> only: o2c_exp2f is no extent */
+  if (n > EXT_PREFIX_LEN && !strncmp(id, SCHED_EXT_PREFIX, EXT_PREFIX_LEN) &&
+      strspn(id + EXT_PREFIX_LEN, "0123456789") == n - EXT_PREFIX_LEN) {
     int e = atoi(id + EXT_PREFIX_LEN);
     if (e >= 0 && e < sc->p->next) sc->ext[e] = true;
   }
