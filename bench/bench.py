@@ -15,7 +15,8 @@ Environment:
   BENCH=all            same as ONNX2C_BENCH_MODELS=all
   BENCH=large          same as ONNX2C_BENCH_MODELS=large: the 1.1B LLaMA
                        (largedec, large128, and largedec_int8,
-                       large128_int8: the int8 QDQ form; opt-in, not in
+                       large128_int8: the int8 QDQ form; largedec_int4,
+                       large128_int4: MatMulNBits; opt-in, not in
                        `all`: it makes a 4.4 GB model and 4.4 GB .weights)
   ONNX2C_BENCH_THREADS comma list of thread counts (default 1,2)
   ONNX2C_BENCH_EMBED   0 skips the embedding benchmark
@@ -90,6 +91,7 @@ LARGE_GRAPHS = {
 LARGE_FORMS = {
     '': (None, ''),
     'int8': (['--form', 'qdq', '--quantize-head'], 'int8 '),
+    'int4': (['--form', 'nbits', '--block-size', '32', '--quantize-head'], 'int4 '),
 }
 LARGE = {g + (f'_{f}' if f else ''): (*LARGE_GRAPHS[g][:2], f'llama-1.1B {LARGE_FORMS[f][1]}{LARGE_GRAPHS[g][2]}',
                                       *LARGE_GRAPHS[g][3:], f)
