@@ -356,8 +356,12 @@ static int resize_bilinear(imp_node *n, ir_ref x, const resize_opts *o, const do
     sy = (float)OH / (float)H, sx = (float)OW / (float)W;
   ort_axis(o->ctm, H, OH, sy, iy1, iy2, dy1, dy2);
   ort_axis(o->ctm, W, OW, sx, ix1, ix2, dx1, dx2);
+  /* the rows read materialised (MOVE): a pick of a pick is not made an
+   * indexed read, and stays a one-hot sum over W (4.3 GFLOP for one
+   * 256 -> 512 resize of 16 channels, against 0.02) */
   ir_ref r1 = pick(n, x, 2, iy1, H, OH), r2 = pick(n, x, 2, iy2, H, OH);
   if (r1 == IR_NONE || r2 == IR_NONE) goto done;
+  r1 = ir_move(g, r1), r2 = ir_move(g, r2);
   ir_ref X11 = pick(n, r1, 3, ix1, W, OW), X21 = pick(n, r1, 3, ix2, W, OW);
   ir_ref X12 = pick(n, r2, 3, ix1, W, OW), X22 = pick(n, r2, 3, ix2, W, OW);
   if (X11 == IR_NONE || X21 == IR_NONE || X12 == IR_NONE || X22 == IR_NONE) goto done;
