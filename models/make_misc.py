@@ -31,7 +31,8 @@
   depthwise.onnx      depthwise convolutions over flattened rows: 5x5
                       stride 2 padded, 3x3 dilated 2 unpadded, 3x3 with two
                       outputs per channel (M/G = 2) and a residual Add, a
-                      Relu epilogue, 7-wide rows"""
+                      Relu epilogue, 7-wide rows; a 3x3 stride-2 stem over
+                      3 channels (stride phases, not im2col)"""
 import os
 import numpy as np
 import onnx
@@ -210,9 +211,11 @@ save("depthwise", [
     helper.make_node("Conv", ["x", "d3w", "d3b"], ["d3"], pads=[1, 1, 1, 1], group=12),
     helper.make_node("Conv", ["d3", "d4w"], ["d4"], pads=[1, 1, 1, 1], group=24),
     helper.make_node("Add", ["d4", "d3"], ["y3"]),
-], [vi("x", F, [1, 12, 14, 15])], [vi("y1", F, [1, 12, 7, 8]), vi("y2", F, [1, 12, 10, 11]), vi("y3", F, [1, 24, 14, 15])],
+    helper.make_node("Conv", ["rgb", "s1w", "s1b"], ["y4"], pads=[1, 1, 1, 1], strides=[2, 2]),
+], [vi("x", F, [1, 12, 14, 15]), vi("rgb", F, [1, 3, 20, 70])],
+    [vi("y1", F, [1, 12, 7, 8]), vi("y2", F, [1, 12, 10, 11]), vi("y3", F, [1, 24, 14, 15]), vi("y4", F, [1, 8, 10, 35])],
     [w("d1w", (12, 1, 5, 5), 0.3), w("d1b", (12,)), w("d2w", (12, 1, 3, 3), 0.3), w("d3w", (24, 1, 3, 3), 0.3),
-     w("d3b", (24,)), w("d4w", (24, 1, 3, 3), 0.3)])
+     w("d3b", (24,)), w("d4w", (24, 1, 3, 3), 0.3), w("s1w", (8, 3, 3, 3), 0.3), w("s1b", (8,))])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
