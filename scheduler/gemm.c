@@ -139,6 +139,14 @@ static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t
    * columns on AVX-512), else gcc widens half vectors through 16-bit steps
    * (one row times a 2048 x 8192 int8 weight: 9 against 20 G weights/s) */
   if (narrow && N > lanes && nv < 4) nv = 4;
+  /* a windowed convolution whose columns are whole blocks of 4 vectors
+   * (AVX-512: 64) takes 6 x 64 (24 zmm accumulators, 4 column loads and 6
+   * broadcasts per step, against 2 and 12 for 12 x 32): 3x3, 512 -> 512 at
+   * 7x7 (64 columns) 1.83-1.85 -> 1.76-1.79 ms, 64 -> 64 at 56x56 +1 %
+   * (1 thread, CPU time, loaded machine); not where 64 would leave a partial
+   * block */
+  bool wide = windowed && t->vector_bits >= 512 && t->vector_regs >= 32 && N % (4 * lanes) == 0;
+  if (wide) nv = 4;
   gm->nr = nv * lanes;
   int64_t rows = (int64_t)t->vector_regs * 3 / 4 / (nstages * nv);
   /* a sum over several axes (a convolution's c, kh, kw over a window of
@@ -146,7 +154,7 @@ static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t
    * 12 rows share each load (AVX-512, 24 zmm accumulators; 3x3 layers of
    * ResNet-18's shapes +3-6 %, 1 thread, CPU time, loaded machine); a plain
    * matmul keeps 8 (a 1x1 convolution, K = 64: 12 rows 16 % slower) */
-  gm->mr = gm->m < 0 ? 1 : (int)min64(min64(M, rows < 1 ? 1 : rows), windowed ? 12 : 8);
+  gm->mr = gm->m < 0 ? 1 : (int)min64(min64(M, rows < 1 ? 1 : rows), wide ? 6 : windowed ? 12 : 8);
   /* a weight larger than the caches comes from DRAM panel by panel; the
    * first row block of a panel waits for it unless it was fetched during
    * the previous panel. Base S = 128, 1 thread, Sapphire Rapids core:
