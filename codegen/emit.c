@@ -92,12 +92,13 @@ static void print_node(cg_kernel *c, isl_ast_node *node);
 
 /* A threaded loop: its body becomes a rows function of the kernel (one per
  * threaded loop: a register-blocked kernel has one loop for its full tiles
- * and one for the rest), called for each iteration of a chunk by a task
- * function, which the pool (pool.c) runs on its threads. As parameters of a
- * function the pointers keep their restrict (gcc lost it for pointers
- * captured into an OpenMP region, and the softmax's last loop ran at a third
- * of its speed), and the accumulators are its locals. The loop's iterations
- * are counted first: the pool cuts [0, n) into chunks. O2C_KERNEL_FN,
+ * and one for the rest), called for each chunk by a task function, which
+ * the pool (pool.c) runs on its threads. As parameters of a function the
+ * pointers keep their restrict (gcc lost it for pointers captured into an
+ * OpenMP region, and the softmax's last loop ran at a third of its speed),
+ * and the accumulators are its locals; it runs the loop over a chunk's
+ * iterations [o2c_lo, o2c_hi). The loop's iterations are counted first:
+ * the pool cuts [0, n) into chunks. O2C_KERNEL_FN,
  * O2C_ROWS_PARAMS, O2C_ROWS_ARGS, O2C_TASK_ARGS and O2C_ROWS_VOID are filled
  * in by program.c (the kernel's name, parameters and arguments). */
 static void print_rows_loop(cg_kernel *c, isl_ast_node *node, const char *it, const char *init,
@@ -109,23 +110,29 @@ static void print_rows_loop(cg_kernel *c, isl_ast_node *node, const char *it, co
   cg_line(c->body, d + 1, "O2C_KERNEL_FN_args o2c_a = {O2C_ROWS_ARGS, %s, %s};", init, inc);
   cg_buf *outer = c->body, fn = {0};
   cg_printf(&fn, "%s", c->decl ? c->decl : "");
+  /* the chunk's iterations loop inside the rows function: a loop without
+   * loops inside (a collapsed element-wise kernel) is then still vectorised
+   * over restrict pointers, not called once per element */
+  cg_line(&fn, 1, "for (int64_t %s = o2c_lo; %s < o2c_hi; %s += %s) {", it, it, it, inc);
   c->body = &fn;
-  c->in_rows = true; /* its loops are printed at depth 1 again, but not threaded */
+  c->in_rows = true; /* its loops are printed one level in, but not threaded */
+  c->depth = d + 1;
   isl_ast_node *body = isl_ast_node_for_get_body(node);
   print_node(c, body);
   isl_ast_node_free(body);
+  c->depth = d;
   c->in_rows = false;
+  cg_line(&fn, 1, "}");
   c->body = outer;
   c->rows_syms |= cg_dims_used(c->p, &fn); /* its symbols' locals at its top */
   cg_printf(c->rows,
-            "static int O2C_KERNEL_FN_rows%d(O2C_ROWS_PARAMS, int64_t %s) {\n  int err = 0;\n"
-            "  O2C_ROWS_VOID\n%s  return err;\n}\n\n"
+            "static int O2C_KERNEL_FN_rows%d(O2C_ROWS_PARAMS, int64_t o2c_lo, int64_t o2c_hi) {\n"
+            "  int err = 0;\n  O2C_ROWS_VOID\n%s  return err;\n}\n\n"
             "static int O2C_KERNEL_FN_task%d(void *v, int64_t lo, int64_t hi) {\n"
-            "  const O2C_KERNEL_FN_args *a = v;\n  int err = 0;\n"
-            "  for (int64_t i = lo; i < hi; i++)\n"
-            "    err |= O2C_KERNEL_FN_rows%d(O2C_TASK_ARGS, a->o2c_first + i * a->o2c_step);\n"
-            "  return err;\n}\n\n",
-            r, it, fn.s ? fn.s : "", r, r);
+            "  const O2C_KERNEL_FN_args *a = v;\n"
+            "  return O2C_KERNEL_FN_rows%d(O2C_TASK_ARGS, a->o2c_first + lo * a->o2c_step,\n"
+            "                               a->o2c_first + hi * a->o2c_step);\n}\n\n",
+            r, fn.s ? fn.s : "", r, r);
   free(fn.s);
   /* after the body: whether the kernel can fail (has_index) is known now */
   cg_line(c->body, d + 1, "%so2c_pool_run(O2C_KERNEL_FN_task%d, &o2c_a, o2c_n, %lld)%s;",
