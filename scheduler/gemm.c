@@ -121,20 +121,43 @@ static int64_t min64(int64_t a, int64_t b) {
   return a < b ? a : b;
 }
 
+/* mr: rows of M, and 1 without a rows axis (a single row). A sum over
+ * several axes (a convolution's c, kh, kw over a window of its input) loads
+ * its columns unaligned, split across cache lines: up to 12 rows share each
+ * load (AVX-512, 24 zmm accumulators; 3x3 layers of ResNet-18's shapes +3-6
+ * %, 1 thread, CPU time, loaded machine); a plain matmul keeps 8 (a 1x1
+ * convolution, K = 64: 12 rows 16 % slower) */
+static int64_t block_rows(const sched_gemm *gm, const sched_target *t, int64_t M, int nstages, int nv,
+                          int64_t cap) {
+  int64_t rows = (int64_t)t->vector_regs * 3 / 4 / (nstages * nv);
+  return gm->m < 0 ? 1 : min64(M, min64(rows < 1 ? 1 : rows, cap));
+}
+
 /* The register block, from the target's register file: about 3/4 of the
  * vector registers hold accumulators (stages x mr x nr/lanes), the rest the
  * nr/lanes loaded columns and the broadcast row value. nr is two vectors
  * (three with 32 registers of 128 bits, as NEON), one when N fits in one;
- * mr at most 8. AVX-512: 8 x 32 (16 zmm accumulators; 6 x 32 for two
- * sums); AVX2: 6 x 16 (12 of 16 ymm); NEON: 8 x 12 (24 of 32); generic
- * (128-bit, 16 registers): 6 x 8. A single row (decode) keeps the same nr:
- * on AVX-512, 32 columns streamed one row's weights fastest (25 GB/s
- * against 24 with 64 and 21 with 128, one core). */
+ * mr at most 8 (12 windowed, above). AVX-512: 8 x 32 (16 zmm accumulators; 6 x 32 for two
+ * sums); AVX2: 6 x 16 (12 of 16 ymm; 6 x 8 for two); NEON: 8 x 12 (24
+ * of 32); generic (128-bit, 16 registers): 6 x 8 (3 x 8 for two). A
+ * single row (decode) keeps the same nr: on AVX-512, 32 columns streamed
+ * one row's weights fastest (25 GB/s against 24 with 64 and 21 with 128,
+ * one core). */
 static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t N, int nstages, bool narrow,
                        bool windowed) {
   int lanes = sched_target_lanes(t);
   int nv = t->vector_bits <= 128 && t->vector_regs >= 32 ? 3 : 2;
   if (N <= lanes) nv = 1;
+  /* with FMA, accumulators, one vector of columns per stage and nv, and
+   * the broadcast must fit the register file: two sums on 16 registers as
+   * 3 x 2 vectors need 17 (gcc then reads a column from memory once per
+   * row), 6 x 1 vector takes 15 (SwiGLU on AVX2, base S = 128, 1 thread:
+   * the model 1-2 % faster, A/B on a loaded machine). Without FMA (SSE) a
+   * product needs a register of its own anyway: 6 x 4 measured 2 % slower
+   * than 3 x 8 there */
+  while (t->fma && nv > 1 &&
+         nstages * (block_rows(gm, t, M, nstages, nv, windowed ? 12 : 8) + 1) * nv + 1 > t->vector_regs)
+    nv--;
   /* one-byte weights: a row of the block is one full vector of bytes (64
    * columns on AVX-512), else gcc widens half vectors through 16-bit steps
    * (one row times a 2048 x 8192 int8 weight: 9 against 20 G weights/s) */
@@ -148,13 +171,7 @@ static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t
   bool wide = windowed && t->vector_bits >= 512 && t->vector_regs >= 32 && N % (4 * lanes) == 0;
   if (wide) nv = 4;
   gm->nr = nv * lanes;
-  int64_t rows = (int64_t)t->vector_regs * 3 / 4 / (nstages * nv);
-  /* a sum over several axes (a convolution's c, kh, kw over a window of
-   * its input) loads its columns unaligned, split across cache lines: up to
-   * 12 rows share each load (AVX-512, 24 zmm accumulators; 3x3 layers of
-   * ResNet-18's shapes +3-6 %, 1 thread, CPU time, loaded machine); a plain
-   * matmul keeps 8 (a 1x1 convolution, K = 64: 12 rows 16 % slower) */
-  gm->mr = gm->m < 0 ? 1 : (int)min64(min64(M, rows < 1 ? 1 : rows), wide ? 6 : windowed ? 12 : 8);
+  gm->mr = (int)block_rows(gm, t, M, nstages, nv, wide ? 6 : windowed ? 12 : 8);
   /* a weight larger than the caches comes from DRAM panel by panel; the
    * first row block of a panel waits for it unless it was fetched during
    * the previous panel. Base S = 128, 1 thread, Sapphire Rapids core:

@@ -243,7 +243,7 @@ static void test_linear_k_sliced(void **state) {
 
 static void test_swiglu_k_sliced(void **state) {
   (void)state;
-  check_k_sliced(true, 168);
+  check_k_sliced(true, 336);
 }
 
 /* The legality check sees through the copies to and from the partial sums:
