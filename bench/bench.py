@@ -651,7 +651,7 @@ def table_lines(rows, isa=''):
     out = [hdr, '-' * len(hdr)]
     for r in rows:
         thr = str(r.get('threads', ''))
-        if r.get('ours_threads') not in (None, '', r.get('threads')):
+        if r.get('ours_threads') not in (None, '', r.get('threads'), int(thr[:-1]) if thr.endswith('b') and thr[:-1].isdigit() else None):
             thr += '*'
         if r.get('error'):
             out.append(f"{r['model']:<30} {thr:>3} ERROR: {r['error']}")
@@ -815,7 +815,7 @@ def main():
     log('\n== results (medians; ort/ours > 1 means onnx2c-caten is faster)')
     for l in lines:
         log(l)
-    log('  * = generated code has no OpenMP, so ours ran on 1 thread in that row')
+    log('  * = generated code has no threaded kernel, so ours ran on 1 thread in that row; b = the other core busy')
     log('  -floor = (ort ms - onnxruntime\'s per-call floor) / ours ms; floor: ' +
         ', '.join(f"{t} thr {f['ort_ms']:.4f} ms" for t, f in sorted(floor.items())))
     log(f'\n== compile times (onnx2c-caten --target {TARGET} / cc with the flags the generated .c names)')
@@ -824,7 +824,7 @@ def main():
         if ct is None:
             clines.append(f'  {name:<32} FAILED: {omp}')
         else:
-            clines.append(f'  {name:<32} onnx2c-caten {ct:7.2f} s   cc {bt:7.2f} s{"  (-fopenmp)" if omp else ""}')
+            clines.append(f'  {name:<32} onnx2c-caten {ct:7.2f} s   cc {bt:7.2f} s{"  (-pthread)" if omp else ""}')
     for l in clines:
         log(l)
     # a run of the 1.1B rows alone keeps its own results (the full table stays)
