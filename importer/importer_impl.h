@@ -47,7 +47,8 @@ extern const imp_op_entry imp_ops_logic[];
 extern const imp_op_entry imp_ops_reduce[];
 extern const imp_op_entry imp_ops_matmul[];
 extern const imp_op_entry imp_ops_shape[];
-extern const imp_op_entry imp_ops_nn[];
+extern const imp_op_entry imp_ops_conv[];
+extern const imp_op_entry imp_ops_pool[];
 extern const imp_op_entry imp_ops_norm[];
 extern const imp_op_entry imp_ops_gather[];
 extern const imp_op_entry imp_ops_misc[];
@@ -284,5 +285,44 @@ ir_shape imp_unit_shape(int rank, int axis, int64_t len);
 void imp_perm_to_last(int rank, int axis, int *perm);
 /* SUM over `axis` (kept) of WHERE(hit, v, 0); bool values by MAX (an OR). */
 ir_ref imp_select_sum(imp_node *n, ir_ref hit, ir_ref v, int axis);
+
+/* ---- sliding windows (window.c), for Conv and the pooling ops ---- */
+#define IMP_MAX_SP (IR_MAX_RANK - 4) /* spatial axes; conv views add 4 leading axes */
+
+/* The geometry of a windowed op over the spatial axes of an [N, C, ...]
+ * input: kernel, strides, dilations, pads (begin/end, plus the extra end
+ * padding ceil_mode needs) and the output extent. */
+typedef struct {
+  int nsp;
+  int64_t in[IMP_MAX_SP], k[IMP_MAX_SP], s[IMP_MAX_SP], d[IMP_MAX_SP];
+  int64_t pb[IMP_MAX_SP], pe[IMP_MAX_SP], extra[IMP_MAX_SP], out[IMP_MAX_SP];
+} imp_window;
+
+/* Fills `w` from the node's strides, dilations, pads / auto_pad for input
+ * shape `xs` and the kernel extents `kernel` (symbolic axes included). */
+int imp_window_init(imp_node *n, imp_window *w, const ir_shape *xs, const int64_t *kernel, bool ceil_mode);
+/* `x` with its spatial axes padded by the window's pads (a view). */
+ir_ref imp_pad_spatial(ir_graph *g, ir_ref x, const imp_window *w, double value);
+/* Tap number `t` as kernel indices, row-major; the number of taps. */
+void imp_tap_index(const imp_window *w, int64_t t, int64_t *kidx);
+int64_t imp_tap_count(const imp_window *w);
+/* The padded input under tap `kidx` for every output position (a view). */
+ir_ref imp_tap_slice(ir_graph *g, ir_ref xp, const imp_window *w, const int64_t *kidx);
+/* All taps combined with `op` (ADD, MAX). */
+ir_ref imp_fold_taps(ir_graph *g, ir_ref xp, const imp_window *w, ir_op op);
+/* The kernel_shape attribute, `nsp` entries. */
+int imp_kernel_attr(imp_node *n, int nsp, int64_t *k);
+
+/* The input of a windowed op as its taps read it: the padded input copied
+ * once into the stride phases some tap reads (window.c says why), made by
+ * imp_window_phases. */
+typedef struct {
+  ir_ref ph; /* [N, G, 1, C/G, phases..., Lq...]; IR_NONE: read `xp` through masks */
+  int64_t s[IMP_MAX_SP];
+} imp_window_input;
+imp_window_input imp_window_phases(ir_graph *g, ir_ref xr, const imp_window *w, double pad);
+/* The input under tap `kidx` for every output position: [N, G, 1, C/G, out...]. */
+ir_ref imp_window_tap(ir_graph *g, const imp_window_input *ci, ir_ref xp, const imp_window *w,
+                      const int64_t *kidx);
 
 #endif

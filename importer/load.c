@@ -28,7 +28,7 @@ static bool imp_ctx_budget(imp_ctx *c, size_t bytes, char *err, size_t n) {
 
 static const imp_op_entry *const families[] = {
     imp_ops_elementwise, imp_ops_logic, imp_ops_reduce, imp_ops_matmul, imp_ops_shape,
-    imp_ops_nn,          imp_ops_norm,  imp_ops_gather, imp_ops_misc,   imp_ops_loss,
+    imp_ops_conv,        imp_ops_pool,  imp_ops_norm,  imp_ops_gather, imp_ops_misc,   imp_ops_loss,
     imp_ops_quant,       imp_ops_convint, imp_ops_recurrent, imp_ops_spectral, imp_ops_unary,
     imp_ops_resize,      imp_ops_scatter, imp_ops_einsum,    imp_ops_control,  imp_ops_linalg,
     imp_ops_nbits,

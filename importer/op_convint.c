@@ -1,6 +1,6 @@
 /* op_convint.c — the convolutions that keep the one-dot-product window
  * core (ConvInteger, QLinearConv, ConvTranspose) and MaxUnpool. Float Conv
- * takes the blocked path in op_nn.c. */
+ * takes the blocked path in op_conv.c. */
 #include "importer_impl.h"
 
 #include <string.h>

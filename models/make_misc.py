@@ -162,7 +162,7 @@ save("convs", [
      w("c4b", (33,)), w("c5w", (33, 33, 3, 3), 0.1), w("c6w", (16, 33, 3, 3), 0.1), w("c6b", (16,)),
      w("fcw", (33, 16 * 2 * 18), 0.05), w("fcb", (33,))])
 
-# the windowed conv forms (importer/op_nn.c): x[1, 16, 9, 40] through a
+# the windowed conv forms (importer/op_conv.c): x[1, 16, 9, 40] through a
 # grouped 3x3 (wide: padded rows flattened), a 3x3 with stride (2, 1) and no
 # padding (rows form), an unpadded 3x3 on 2-row output (wide, read in place)
 # with a residual-free Relu; z[1, 8, 50] through a padded 1-D conv (rows)

@@ -253,7 +253,7 @@ static void test_conv_relu(void **state) {
   ir_set_output(g, 0, y);
   if (ir_verify(g)) fail_msg("ir_verify: %s", ir_error(g));
   sched_program *p = schedule(g, "conv_relu");
-  /* the padded input copied once (importer/op_nn.c: unmasked taps), then one
+  /* the padded input copied once (importer/window.c: unmasked taps), then one
    * kernel: out, the copy, W (no bias); the taps are views of the copy,
    * computed inline. No stage: this model has C/G = 1, so the 9 taps are
    * summed element-wise and the sum over C/G has size 1. */

@@ -1,0 +1,288 @@
+/* op_conv.c — Conv. Convolutions with channels to sum copy the padded
+ * input once and take the register-blocked matmul form (scheduler/gemm.c):
+ * per tap over an unmasked copy, windowed (a sum over c, kh, kw inside the
+ * block), or as one product with an im2col copy of the windows
+ * (ir_view_window). Depthwise ones combine taps (window.c). */
+#include "importer_impl.h"
+
+#include <string.h>
+
+/* The convolution as one matrix product per group, W[M/G, C/G * taps] times
+ * the input's columns [C/G * taps, O...] flattened: a 1x1 convolution
+ * without stride or padding reads the input as it is; otherwise the windows
+ * of the padded input are copied into those columns (im2col). Taken where
+ * the windowed forms block badly: many taps for the channels they sum (the
+ * 7x7 stem over 3 channels reads 49 taps per step of a 3-long sum, a chain
+ * of 49 dependent FMAs per row), or short output rows with a stride (the
+ * block's columns are then the whole map, not one row of it). */
+static ir_ref conv_matmul(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w, int64_t M) {
+  const ir_shape *s = &ir_node_get(g, x5)->shape;
+  int64_t N = s->d[0], G = s->d[1], cg = s->d[3], taps = imp_tap_count(w), cols = 1;
+  for (int i = 0; i < w->nsp; i++) cols *= w->out[i];
+  /* the output positions as one axis only for short rows: a reshape that
+   * splits an axis keeps the epilogue (bias, Relu, residual) out of the
+   * kernel, which costs a pass over the output */
+  bool flat = w->out[w->nsp - 1] < 32;
+  ir_ref xc = x5;
+  if (taps > 1 || cols != ir_shape_numel(s) / (N * G * cg)) {
+    ir_ref win = ir_view_window(g, imp_pad_spatial(g, x5, w, 0.0), w->nsp, w->k, w->s, w->d, w->out);
+    if (flat || w->nsp < 2) xc = ir_move(g, win);
+    else {
+      /* Columns stored [O0.., C/G, k..., O_last]: a register block (one
+       * output row, 32 positions) then reads its C/G * taps rows a row
+       * length apart inside one slab, not a whole map apart (the 7x7 stem's
+       * columns: 147 rows 50 KB apart, a page each; 2.35 -> 2.08 ms,
+       * 1 thread, CPU time, loaded machine). */
+      int perm[IR_MAX_RANK], inv[IR_MAX_RANK], r = 0, rank = 4 + 2 * w->nsp;
+      for (int i = 0; i < 3; i++) perm[r++] = i;
+      for (int i = 0; i + 1 < w->nsp; i++) perm[r++] = 4 + w->nsp + i;
+      for (int i = 3; i < 4 + w->nsp; i++) perm[r++] = i;
+      perm[r++] = rank - 1;
+      for (int i = 0; i < rank; i++) inv[perm[i]] = i;
+      xc = ir_view_permute(g, ir_move(g, ir_view_permute(g, win, perm)), inv);
+    }
+  }
+  ir_shape xs = {.rank = flat ? 5 : 4 + w->nsp, .d = {N, G, 1, cg * taps, cols}};
+  ir_shape ws = {.rank = xs.rank, .d = {1, G, M / G, cg * taps, 1}};
+  for (int i = 0; i < w->nsp && !flat; i++) xs.d[4 + i] = w->out[i], ws.d[4 + i] = 1;
+  ir_ref xm = ir_view_reshape(g, xc, xs), wm = ir_view_reshape(g, wt, ws);
+  return ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xm, wm), 1u << 3);
+}
+
+/* The per-tap form: the input window [N, G, 1, C/G, O...] times the weight
+ * tap [1, G, M/G, C/G, 1...] (wt reshaped to `wr`), accumulated over the
+ * taps, then summed over C/G. */
+static ir_ref conv_taps(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w, ir_shape wr) {
+  imp_window_input ci = ir_failed(g) ? (imp_window_input){.ph = IR_NONE} : imp_window_phases(g, x5, w, 0.0);
+  ir_ref xp = ci.ph == IR_NONE ? imp_pad_spatial(g, x5, w, 0.0) : IR_NONE;
+  ir_ref w5 = ir_view_reshape(g, wt, wr);
+  /* Without a channel sum (depthwise) each output is a chain of one FMA per
+   * tap, latency-bound: 4 interleaved chains, added at the end (the
+   * MobileNetV3-small-like net of make_cnn.py: 2.6 -> 2.25 ms). With a
+   * channel sum the rows of a register block are independent chains already. */
+  ir_ref acc[4] = {IR_NONE, IR_NONE, IR_NONE, IR_NONE};
+  int chains = wr.d[3] == 1 && imp_tap_count(w) > 4 ? 4 : 1;
+  int64_t kidx[IMP_MAX_SP] = {0};
+  for (int64_t t = 0; t < imp_tap_count(w) && !ir_failed(g); t++) {
+    imp_tap_index(w, t, kidx);
+    int64_t start[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
+    for (int i = 0; i < wr.rank; i++) step[i] = 1, len[i] = i < 4 ? wr.d[i] : 1;
+    for (int i = 0; i < w->nsp; i++) start[4 + i] = kidx[i];
+    ir_ref wtap = ir_view_slice(g, w5, start, step, len);
+    ir_ref prod = ir_binary(g, IR_MUL, imp_window_tap(g, &ci, xp, w, kidx), wtap);
+    ir_ref *a = &acc[t % chains];
+    *a = *a == IR_NONE ? prod : ir_binary(g, IR_ADD, *a, prod);
+  }
+  for (int j = 1; j < chains; j++) acc[0] = ir_binary(g, IR_ADD, acc[0], acc[j]);
+  return ir_reduce(g, IR_ADD, acc[0], 1u << 3);
+}
+
+/* The per-tap form over flattened rows, for depthwise convolutions (no
+ * channel sum) over short 2-D rows: each phase plane of the padded copy
+ * read as one axis, p = oh * Lq + ow (Lq the phase's row length), so tap
+ * (kh, kw) is the unit-stride run at dh * Lq + dw of its phase and every
+ * loop is as long as the whole map, not one row: a 7- or 14-wide row came
+ * out of gcc as 4-wide and scalar code. The Lq - out_w wrapped columns of
+ * each row are computed and never read (at most as many as the outputs),
+ * zero rows added to the padded copy keep the reads inside it, and the
+ * output is a strided view of the wide result. IR_NONE when it does not
+ * apply. */
+static ir_ref conv_taps_wide(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w0, ir_shape wr) {
+  /* shapes copied: node pointers move as the graph grows */
+  const ir_shape xs = ir_node_get(g, x5)->shape, *s = &xs;
+  /* fewer than 8 channels (a test's single map): too little work to pay
+   * for the epilogue's kernel of its own */
+  if (w0->nsp != 2 || wr.d[3] != 1 || w0->out[1] >= 64 || !ir_shape_is_static(s) || s->d[1] < 8) return IR_NONE;
+  imp_window w = *w0;
+  int64_t lq[2], lh[2], dmax[2];
+  for (int i = 0; i < 2; i++) { /* small: every extent is static and already checked */
+    int64_t lp = w.in[i] + w.pb[i] + w.pe[i] + w.extra[i];
+    lq[i] = (lp + w.s[i] - 1) / w.s[i], dmax[i] = (w.k[i] - 1) * w.d[i] / w.s[i];
+  }
+  int64_t cols = (w.out[0] - 1) * lq[1] + w.out[1], cols16 = (cols + 15) / 16 * 16;
+  if (cols16 > 2 * w.out[0] * w.out[1]) return IR_NONE;
+  /* rows of the phase plane the furthest tap reads, past the ones there are */
+  int64_t rows = (dmax[0] * lq[1] + dmax[1] + cols16 + lq[1] - 1) / lq[1];
+  if (rows > lq[0]) w.extra[0] += (rows - lq[0]) * w.s[0];
+  w.extra[0] += w.s[0] == 1 && !w.pb[0] && !w.pe[0] && !w.extra[0] && !w.pb[1] && !w.pe[1] && !w.extra[1];
+  imp_window_input ci = imp_window_phases(g, x5, &w, 0.0);
+  if (ci.ph == IR_NONE || ir_failed(g)) return IR_NONE;
+  const ir_shape ps = ir_node_get(g, ci.ph)->shape;
+  lh[0] = ps.d[6], lh[1] = ps.d[7];
+  ir_shape fs = {.rank = 7, .d = {s->d[0], s->d[1], 1, 1, ps.d[4], ps.d[5], lh[0] * lh[1]}};
+  ir_ref flat = ir_view_reshape(g, ci.ph, fs), w5 = ir_view_reshape(g, wt, wr);
+  ir_ref acc[4] = {IR_NONE, IR_NONE, IR_NONE, IR_NONE};
+  int chains = imp_tap_count(&w) > 4 ? 4 : 1;
+  int64_t kidx[IMP_MAX_SP] = {0};
+  ir_shape ts = {.rank = 5, .d = {s->d[0], s->d[1], 1, 1, cols16}};
+  for (int64_t t = 0; t < imp_tap_count(&w) && !ir_failed(g); t++) {
+    imp_tap_index(&w, t, kidx);
+    int64_t start[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
+    for (int i = 0; i < 7; i++) step[i] = 1, len[i] = fs.d[i];
+    int64_t th = kidx[0] * w.d[0], tw = kidx[1] * w.d[1];
+    start[4] = th % w.s[0], start[5] = tw % w.s[1], len[4] = len[5] = 1;
+    start[6] = th / w.s[0] * lh[1] + tw / w.s[1], len[6] = cols16;
+    ir_ref xt = ir_view_reshape(g, ir_view_slice(g, flat, start, step, len), ts);
+    int64_t ws0[IR_MAX_RANK] = {0}, wst[IR_MAX_RANK], wl[IR_MAX_RANK];
+    for (int i = 0; i < wr.rank; i++) wst[i] = 1, wl[i] = i < 4 ? wr.d[i] : 1;
+    ws0[4] = kidx[0], ws0[5] = kidx[1];
+    ir_shape w1 = {.rank = 5, .d = {1, wr.d[1], wr.d[2], 1, 1}};
+    ir_ref wtap = ir_view_reshape(g, ir_view_slice(g, w5, ws0, wst, wl), w1);
+    ir_ref prod = ir_binary(g, IR_MUL, xt, wtap);
+    ir_ref *a = &acc[t % chains];
+    *a = *a == IR_NONE ? prod : ir_binary(g, IR_ADD, *a, prod);
+  }
+  for (int j = 1; j < chains; j++) acc[0] = ir_binary(g, IR_ADD, acc[0], acc[j]);
+  if (ir_failed(g)) return IR_NONE;
+  /* [N, M, cols16] read back as [N, M, out_w, out_h] (strides 1, Lq), then transposed */
+  int64_t one = 1, lqw = lh[1];
+  ir_shape ys = {.rank = 3, .d = {s->d[0], s->d[1] * wr.d[2], cols16}};
+  int perm[4] = {0, 1, 3, 2};
+  ir_ref y = ir_view_window(g, ir_view_reshape(g, acc[0], ys), 1, &w.out[1], &lqw, &one, &w.out[0]);
+  return ir_view_permute(g, y, perm);
+}
+
+/* The windowed forms: the product of a window view of the padded input
+ * [N, G, 1, C/G, k..., positions] (a copy when padded, no im2col) and the
+ * weight [1, G, M/G, C/G, k..., 1...], summed over the channels and the taps
+ * at once. The register-blocked kernel (scheduler/gemm.c) loops over c, kh,
+ * kw around its block, so each step is one vector load per nr columns and
+ * one broadcast per row; the per-tap form kept nine products in one
+ * expression, their inputs and nine weight pointers live across the rows
+ * (3x3, 256 -> 256 at 3 x 80: accumulators and pointers spilled).
+ *
+ * Wide (2-D, stride 1): the positions are the padded rows flattened,
+ * p = oh * Wp + ow, with the Wp - out_w columns of each row that wrap
+ * around computed and never read: tap (kh, kw) is then the unit-stride
+ * window at kh * Wp + kw of the flat padded input, so a block of columns
+ * spans output rows (no partial tile per row, and short rows block as well
+ * as long ones) and the output is a strided view of the wide result. Rows:
+ * the output row alone is the columns (stride 1 along it, any stride across
+ * rows). */
+typedef enum { CONV_TAPS, CONV_MATMUL, CONV_WIDE, CONV_ROWS } conv_form;
+
+static conv_form conv_choose(const imp_window *w, const ir_shape *xs, int64_t cg, int64_t mg) {
+  int64_t taps = imp_tap_count(w);
+  bool plain = true, unit = true;
+  for (int i = 0; i < w->nsp; i++) {
+    plain &= w->k[i] == 1 && w->s[i] == 1 && !w->pb[i] && !w->pe[i] && !w->extra[i];
+    unit &= w->s[i] == 1;
+  }
+  if (mg < 8 || 4 + 2 * w->nsp > IR_MAX_RANK || !ir_shape_is_static(xs)) return CONV_TAPS;
+  if (plain) return CONV_MATMUL;
+  int64_t wp = w->in[w->nsp - 1] + w->pb[w->nsp - 1] + w->pe[w->nsp - 1];
+  /* the wrapped columns are work thrown away: at most 1/4 of it */
+  if (w->nsp == 2 && unit && cg >= 8 && taps <= 9 && 4 * (wp - w->out[1]) <= wp) return CONV_WIDE;
+  /* a strided stem over few channels (3x3/2 over RGB): the stride phases
+   * (one copy of the input) beat im2col's copy of 9 taps x 3 channels
+   * (MobileNetV3-small's stem at 224x224: 0.175 -> 0.14 ms) */
+  if (cg < 8 && taps <= 9 && w->out[w->nsp - 1] >= 32 && w->s[w->nsp - 1] > 1) return CONV_TAPS;
+  if (taps > 9 || cg < 8 || w->out[w->nsp - 1] < 32) return CONV_MATMUL;
+  return w->s[w->nsp - 1] == 1 ? CONV_ROWS : CONV_TAPS;
+}
+
+static int64_t round32(int64_t v) {
+  return (v + 31) / 32 * 32;
+}
+
+/* The columns are computed in whole multiples of 32 (every register block
+ * width of the targets, 8, 16 and 32, divides it) and the extra ones are
+ * never read: a partial block came out as 16 + 8 + 4 + 1 wide vector code
+ * per row (3x3, 512 -> 512 at 7x7, 61 columns: 29 of them ran at a fraction
+ * of the speed). Their reads stay inside the padded copy: zero rows (wide)
+ * or columns (rows form) are added at its end. */
+static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w0, ir_shape wr,
+                          bool wide) {
+  imp_window w = *w0;
+  int last = w.nsp - 1;
+  int64_t one = 1, wp = w.in[last] + w.pb[last] + w.pe[last];
+  int64_t cols = (w.out[0] - 1) * wp + w.out[last], cols32 = round32(cols);
+  if (wide)
+    w.pe[0] += (cols32 - cols + wp - 1) / wp;
+  else
+    w.pe[last] += round32(w.out[last]) - w.out[last], w.out[last] = round32(w.out[last]);
+  ir_ref xp = imp_pad_spatial(g, x5, &w, 0.0), xw;
+  ir_shape ws = {.rank = 4 + 2 * w.nsp};
+  for (int i = 0; i < 4 + w.nsp; i++) ws.d[i] = wr.d[i];
+  for (int i = 0; i < w.nsp; i++) ws.d[4 + w.nsp + i] = 1;
+  const ir_shape xs5 = ir_node_get(g, x5)->shape, *s = &xs5; /* a copy: the graph grows below */
+  if (wide) {
+    int64_t hp = w.in[0] + w.pb[0] + w.pe[0], dh = w.d[0] * wp, rows = (hp - (w.k[0] - 1) * w.d[0]) * wp;
+    ir_shape fs = {.rank = 5, .d = {s->d[0], s->d[1], 1, s->d[3], hp * wp}};
+    if (ir_node_get(g, xp)->op == IR_VIEW && ir_node_get(g, xp)->view.masked) xp = ir_move(g, xp);
+    xw = ir_view_window(g, ir_view_reshape(g, xp, fs), 1, &w.k[0], &one, &dh, &rows);
+    xw = ir_view_window(g, xw, 1, &w.k[1], &one, &w.d[1], &cols32);
+    ws.rank = 7, ws.d[6] = 1;
+  } else {
+    xw = ir_view_window(g, xp, w.nsp, w.k, w.s, w.d, w.out);
+  }
+  unsigned axes = 0;
+  for (int i = 3; i < 4 + w.nsp; i++) axes |= 1u << i;
+  ir_ref y = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xw, ir_view_reshape(g, wt, ws)), axes);
+  if (ir_failed(g)) return IR_NONE;
+  if (!wide) { /* the columns past out_w dropped */
+    const ir_shape *ys = &ir_node_get(g, y)->shape;
+    int64_t start[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
+    for (int i = 0; i < ys->rank; i++) step[i] = 1, len[i] = ys->d[i];
+    len[ys->rank - 1] = w0->out[last];
+    return ir_view_slice(g, y, start, step, len);
+  }
+  /* [N, M, cols] read back as [N, M, out_w, out_h] (strides 1, Wp), then transposed */
+  ir_shape ys = {.rank = 3, .d = {s->d[0], s->d[1] * wr.d[2], cols32}};
+  int perm[4] = {0, 1, 3, 2};
+  y = ir_view_window(g, ir_view_reshape(g, y, ys), 1, &w.out[1], &wp, &one, &w.out[0]);
+  return ir_view_permute(g, y, perm);
+}
+
+/* Conv: one of the forms above, then the bias. */
+static int lower_conv(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = imp_req(n, 0), wt = imp_req(n, 1), b = imp_in(n, 2);
+  if (x == IR_NONE || wt == IR_NONE || ir_failed(g)) return -1;
+  ir_dtype dt = imp_dtype(n, x);
+  if (!ir_dtype_is_float(dt)) return imp_fail(n, "input type %s is not supported (floating point only)", ir_dtype_name(dt));
+  if (imp_dtype(n, wt) != dt) return imp_fail(n, "X and W have different types");
+  ir_shape xs = *imp_shape(n, x), ws = *imp_shape(n, wt);
+  if (ws.rank != xs.rank) return imp_fail(n, "W rank %d differs from X rank %d", ws.rank, xs.rank);
+  int nsp = xs.rank - 2;
+  int64_t k[IMP_MAX_SP];
+  for (int i = 0; i < nsp && i < IMP_MAX_SP; i++) k[i] = ws.d[i + 2];
+  if (imp_has_attr(n, "kernel_shape")) {
+    int64_t ka[IMP_MAX_SP];
+    if (imp_kernel_attr(n, nsp, ka)) return -1;
+    for (int i = 0; i < nsp; i++)
+      if (ka[i] != k[i]) return imp_fail(n, "kernel_shape disagrees with the shape of W");
+  }
+  imp_window w;
+  if (imp_window_init(n, &w, &xs, k, false)) return -1;
+  int64_t G = imp_attr_i(n, "group", 1), N = xs.d[0], C = xs.d[1], M = ws.d[0];
+  if (G < 1 || C % G || M % G || ws.d[1] != C / G)
+    return imp_fail(n, "group=%lld does not fit C=%lld, M=%lld, W channels=%lld", (long long)G,
+                    (long long)C, (long long)M, (long long)ws.d[1]);
+  /* x -> [N, G, 1, C/G, spatial...] (padded); w -> [1, G, M/G, C/G, k...] */
+  ir_shape xr = {.rank = xs.rank + 2, .d = {N, G, 1, C / G}};
+  ir_shape wr = {.rank = xs.rank + 2, .d = {1, G, M / G, C / G}};
+  for (int i = 0; i < nsp; i++) xr.d[4 + i] = xs.d[2 + i], wr.d[4 + i] = k[i];
+  ir_ref x5 = ir_view_reshape(g, x, xr);
+  ir_shape os = {.rank = xs.rank, .d = {N, M}};
+  for (int i = 0; i < nsp; i++) os.d[2 + i] = w.out[i];
+  conv_form f = conv_choose(&w, &xs, C / G, M / G);
+  ir_ref y = f == CONV_TAPS ? conv_taps_wide(g, x5, wt, &w, wr) : IR_NONE;
+  if (y == IR_NONE && !ir_failed(g))
+    y = f == CONV_MATMUL ? conv_matmul(g, x5, wt, &w, M)
+        : f == CONV_TAPS ? conv_taps(g, x5, wt, &w, wr)
+                         : conv_window(g, x5, wt, &w, wr, f == CONV_WIDE);
+  y = ir_view_reshape(g, y, os);
+  if (b != IR_NONE) {
+    ir_shape bs = {.rank = xs.rank, .d = {1, M}};
+    for (int i = 0; i < nsp; i++) bs.d[2 + i] = 1;
+    if (ir_shape_numel(imp_shape(n, b)) != M) return imp_fail(n, "bias B must have M=%lld elements", (long long)M);
+    y = ir_binary(g, IR_ADD, y, ir_view_reshape(g, b, bs));
+  }
+  return imp_set_out(n, 0, y);
+}
+
+const imp_op_entry imp_ops_conv[] = {
+    {"Conv", lower_conv, IMP_SYM},
+    {NULL, NULL, 0},
+};
