@@ -574,7 +574,7 @@ def bench_large(keys, threads_list, rows, peaks, compile_log):
         files, spec = write_inputs(ins, d, 32000, DECODE_PAST)
         for row in time_model(key, label, model, d, [], files, spec, out_bytes, threads_list, runs, batch, rows,
                               compile_log, symbols, warmup=warm):
-            llama_rates(row, P, tokens, peaks)
+            llama_rates(row, P, tokens, peaks, W)
 
 
 def bench_llama(keys, threads_list, rows, peaks, compile_log):
