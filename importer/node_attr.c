@@ -116,43 +116,35 @@ static int const_source(imp_node *n, int i, int max, void **data, ir_dtype *t, c
   return cnt;
 }
 
-static int const_ints(imp_node *n, int i, int64_t *out, int max, bool dims) {
+/* The constant input `i` as integers (`ints`) or as floats (`floats`); a
+ * symbolic value is refused unless the caller reads dimensions (`dims`). */
+static int const_read(imp_node *n, int i, int max, int64_t *ints, double *floats, bool dims) {
   void *data;
-  ir_dtype t;
+  ir_dtype t = IR_F32;
   const void *src;
   int cnt = const_source(n, i, max, &data, &t, &src);
   if (cnt < 0) return -1;
   int rc = cnt;
   for (int k = 0; k < cnt && rc >= 0; k++) {
-    out[k] = ir_elem_i(t, src, k);
-    if (imp_has_syms(n) && ir_dim_is_sym(out[k]) && !dims) rc = no_sym_value(n, i, out[k]);
+    int64_t v = ints || t == IR_I64 ? ir_elem_i(t, src, k) : 0;
+    if (ints) ints[k] = v;
+    else floats[k] = ir_elem_f(t, src, k);
+    if (imp_has_syms(n) && !dims && (ints || t == IR_I64) && ir_dim_is_sym(v)) rc = no_sym_value(n, i, v);
   }
   free(data);
   return rc;
 }
 
 int imp_const_ints(imp_node *n, int i, int64_t *out, int max) {
-  return const_ints(n, i, out, max, false);
+  return const_read(n, i, max, out, NULL, false);
 }
 
 int imp_const_dims(imp_node *n, int i, int64_t *out, int max) {
-  return const_ints(n, i, out, max, true);
+  return const_read(n, i, max, out, NULL, true);
 }
 
 int imp_const_floats(imp_node *n, int i, double *out, int max) {
-  void *data;
-  ir_dtype t;
-  const void *src;
-  int cnt = const_source(n, i, max, &data, &t, &src);
-  if (cnt < 0) return -1;
-  int rc = cnt;
-  for (int k = 0; k < cnt && rc >= 0; k++) {
-    out[k] = ir_elem_f(t, src, k);
-    if (imp_has_syms(n) && t == IR_I64 && ir_dim_is_sym(ir_elem_i(t, src, k)))
-      rc = no_sym_value(n, i, ir_elem_i(t, src, k));
-  }
-  free(data);
-  return rc;
+  return const_read(n, i, max, NULL, out, false);
 }
 
 ir_ref imp_wrap_indices(imp_node *n, ir_ref idx, int64_t v) {

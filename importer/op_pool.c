@@ -61,6 +61,14 @@ static ir_ref pool_taps(ir_graph *g, ir_ref x, const imp_window *w, ir_op op, do
   return acc;
 }
 
+/* The window of a MaxPool or AveragePool over input `xs`: kernel_shape,
+ * strides, pads, ceil_mode. */
+static int pool_window(imp_node *n, const ir_shape *xs, imp_window *w) {
+  int64_t k[IMP_MAX_SP];
+  if (xs->rank < 3) return imp_fail(n, "input rank %d is not supported", xs->rank);
+  return imp_kernel_attr(n, xs->rank - 2, k) || imp_window_init(n, w, xs, k, imp_attr_i(n, "ceil_mode", 0)) ? -1 : 0;
+}
+
 static int lower_maxpool(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0);
@@ -68,11 +76,8 @@ static int lower_maxpool(imp_node *n) {
   ir_shape xs = *imp_shape(n, x);
   ir_dtype dt = imp_dtype(n, x);
   if (dt == IR_BOOL) return imp_fail(n, "bool input is not supported");
-  int64_t k[IMP_MAX_SP];
   imp_window w;
-  if (xs.rank < 3) return imp_fail(n, "input rank %d is not supported", xs.rank);
-  if (imp_kernel_attr(n, xs.rank - 2, k) || imp_window_init(n, &w, &xs, k, imp_attr_i(n, "ceil_mode", 0)))
-    return -1;
+  if (pool_window(n, &xs, &w)) return -1;
   int64_t order = imp_attr_i(n, "storage_order", 0);
   if (order != 0 && order != 1) return imp_fail(n, "storage_order=%lld is not supported", (long long)order);
   ir_ref y = pool_taps(g, x, &w, IR_MAX, ir_dtype_lowest(dt));
@@ -93,11 +98,8 @@ static int lower_averagepool(imp_node *n) {
   ir_shape xs = *imp_shape(n, x);
   ir_dtype dt = imp_dtype(n, x);
   if (!ir_dtype_is_float(dt)) return imp_fail(n, "input type %s is not supported (floating point only)", ir_dtype_name(dt));
-  int64_t k[IMP_MAX_SP];
   imp_window w;
-  if (xs.rank < 3) return imp_fail(n, "input rank %d is not supported", xs.rank);
-  if (imp_kernel_attr(n, xs.rank - 2, k) || imp_window_init(n, &w, &xs, k, imp_attr_i(n, "ceil_mode", 0)))
-    return -1;
+  if (pool_window(n, &xs, &w)) return -1;
   bool include = imp_attr_i(n, "count_include_pad", 0) != 0;
   ir_ref sum = pool_taps(g, x, &w, IR_ADD, 0.0);
   bool uniform = true;

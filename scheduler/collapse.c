@@ -29,13 +29,6 @@ typedef struct {
   uint64_t *seen;         /* per node: the axis ids it was walked with (0: not yet) */
 } walk;
 
-/* The axis ids of a node packed into a non-zero word (ids are -1..11). */
-static uint64_t ids_code(const int *ids, int rank) {
-  uint64_t c = 1;
-  for (int j = 0; j < rank; j++) c = c << 4 | (uint64_t)(ids[j] + 1);
-  return c;
-}
-
 /* One address: element (i_j) of `shape` at `stride[j] * i_j`, axis j
  * indexed by space axis ids[j] (-1: constant 0). */
 static void address(walk *w, const ir_shape *shape, const int64_t *stride, const int *ids) {
@@ -69,7 +62,7 @@ static void walk_value(walk *w, ir_ref r, const int *ids, bool is_root) {
     return;
   }
   if (sched_stage_of(w->k, r) >= 0 || n->op == IR_LOAD) return; /* an accumulator, a literal */
-  uint64_t code = ids_code(ids, n->shape.rank);
+  uint64_t code = sched_ids_code(ids, n->shape.rank);
   if (w->seen[r] == code) return; /* a shared node, already walked this way */
   w->seen[r] = code;
   if (n->op == IR_INDEX_COMPONENTS) {

@@ -25,13 +25,6 @@ typedef struct {
   bool restart; /* a conflict made this pass's ownership stale */
 } fuse_ctx;
 
-/* The axis ids of a node packed into a non-zero word (ids are -1..11). */
-static uint64_t ids_code(const int *ids, int rank) {
-  uint64_t c = 1;
-  for (int j = 0; j < rank; j++) c = c << 4 | (uint64_t)(ids[j] + 1);
-  return c;
-}
-
 static bool is_free(const ir_node *x) {
   return x->op == IR_LOAD || x->op == IR_INDEX_COMPONENTS || x->op == IR_VIEW;
 }
@@ -128,7 +121,7 @@ static bool trace_ok(fuse_ctx *f, const sched_kernel *k, ir_ref x, const int *id
   if (top && n->reduce) return true; /* a root stage: its update is traced as a stage */
   if (!top) {
     if (f->mat[x]) return true;
-    uint64_t code = ids_code(ids, n->shape.rank);
+    uint64_t code = sched_ids_code(ids, n->shape.rank);
     if (f->seen[x] == code) return true; /* a shared node, already checked this way */
     f->seen[x] = code;
     if (stage_index(k->stages, k->nstages, x) >= 0) {

@@ -81,4 +81,13 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k);
 void sched_gemm_panel(const sched_program *p, const sched_buf *b, int64_t pn, void *panel);
 int sched_gemm_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen);
 
+/* The axis ids of a node's axes packed into a non-zero word (ids are
+ * -1..11), to remember with which ids a shared node was already walked
+ * (fuse.c, collapse.c). */
+static inline uint64_t sched_ids_code(const int *ids, int rank) {
+  uint64_t c = 1;
+  for (int j = 0; j < rank; j++) c = c << 4 | (uint64_t)(ids[j] + 1);
+  return c;
+}
+
 #endif
