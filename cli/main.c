@@ -1,8 +1,8 @@
-/* main.c — the onnx2c-caten command: argument parsing and reporting. */
+/* main.c — the onnx2c-caten command: compile, run and verify (the options
+ * are parsed in args.c). */
 #include "cli.h"
 #include "runtime.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,224 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define MAX_FILES 64
-
-static const char usage[] =
-    "usage: onnx2c-caten [compile] MODEL.onnx [-o DIR] [--name PREFIX] [options]\n"
-    "       onnx2c-caten run MODEL.onnx -i IN.pb... [-o OUTDIR] [--expect OUT.pb...]\n"
-    "       onnx2c-caten run MODEL.onnx --data-set DIR... [-o OUTDIR]\n"
-    "       onnx2c-caten verify MODEL.onnx [-i IN.pb...] [--seed N] [--sym NAME=VALUE...]\n"
-    "\n"
-    "compile  writes DIR/PREFIX.c, PREFIX.h and PREFIX.weights (default: ./PREFIX.*)\n"
-    "run      compiles into a temporary directory, builds with the C compiler, runs\n"
-    "         on the inputs and writes OUTDIR/output_K.pb; with --expect, compares\n"
-    "         each output (floats |a-b| <= atol + rtol|b|, integers and bools\n"
-    "         exactly) and fails on a mismatch. Outputs and arena start poisoned\n"
-    "         (NaN, 0xA5 bytes) and must fit --max-memory. With --data-set, the\n"
-    "         one shared object runs on every data set in turn\n"
-    "verify   runs the model and onnxruntime on the same inputs (random with a\n"
-    "         fixed seed when none are given) and prints PASS/FAIL per output\n"
-    "\n"
-    "Symbolic input dimensions (ONNX dim_param: batch, seq...) stay symbols: the\n"
-    "generated entry function takes their values as arguments, and run/verify\n"
-    "read them off the input tensors' shapes. --dim pins one instead. Where the\n"
-    "model needs a dimension or an input's values fixed (an op without symbolic\n"
-    "support, a shape computed from an input), run and verify take them from\n"
-    "their inputs (one line on stderr says what); compile names them all.\n"
-    "\n"
-    "options:\n"
-    "  -o, --output DIR        output directory (compile, run)\n"
-    "  -n, --name PREFIX       symbol prefix and file stem (default: model)\n"
-    "  -i, --input FILE        an input tensor (.pb); repeat in input order\n"
-    "  -e, --expect FILE       an expected output tensor (.pb) for run\n"
-    "  -d, --dim NAME=VALUE    pin symbolic dimension NAME to VALUE: the code is\n"
-    "                          compiled for that size only (repeatable)\n"
-    "      --data-set DIR      run: inputs DIR/input_J.pb, expected outputs\n"
-    "                          DIR/output_J.pb (the ONNX test layout); repeatable,\n"
-    "                          one compile for all (outputs to OUTDIR/K/ then)\n"
-    "      --sym NAME=VALUE    verify: the value of symbol NAME for the random\n"
-    "                          inputs (the model stays compiled symbolically)\n"
-    "      --freeze [NAME=]FILE.pb  fix graph input NAME (default: the tensor's\n"
-    "                          name) to the constant in FILE: specialises the model\n"
-    "      --seq NAME=SHAPES   the elements' shapes of sequence or optional input\n"
-    "                          NAME, e.g. x=[2,3],[4] (x= empty, x=none an empty\n"
-    "                          optional): the entry takes each element as the\n"
-    "                          tensor NAME[K]; run takes them from its inputs\n"
-    "      --dump WHAT         print to stderr: ir-lowered (primitives as lowered),\n"
-    "                          ir (after rewrites) or schedule (kernels, loop nests);\n"
-    "                          dot=FILE writes the kernel graph for Graphviz\n"
-    "      --embed-weights     compile: also PREFIX_weights.c, the weights as the\n"
-    "                          array PREFIX_weights linked into the program (flash)\n"
-    "      --report FILE.json  per kernel: the ONNX nodes it fuses, loop nest, FLOPs,\n"
-    "                          bytes read and written, arena offset and size; totals\n"
-    "                          (-v prints it as a table)\n"
-    "      --no-rewrite        keep Gather as the O(V) one-hot reduction\n"
-    "      --no-fuse           one primitive per kernel (debugging)\n"
-    "      --no-tile           matmuls as one dot product per output: no register\n"
-    "                          blocks, packed weight panels or transposed keys\n"
-    "      --no-kslice         register blocks sum over all of k at once (no slices\n"
-    "                          of k sized for L1; for comparisons)\n"
-    "      --no-collapse       every axis its own loop (no collapse of outer loops\n"
-    "                          that index every access contiguously; comparisons)\n"
-    "      --target T          the CPU to tune for (register blocks, cache sizes):\n"
-    "                          native (default: this machine), x86-64-v2, x86-64-v3,\n"
-    "                          x86-64-v4 (AVX-512), aarch64 (NEON) or generic; the\n"
-    "                          generated C's first lines name it and the flags to\n"
-    "                          build it with\n"
-    "      --threads N         a pool of N threads (POSIX threads, C11 atomics)\n"
-    "                          over the outer loop of large kernels (build the C\n"
-    "                          with -pthread; run does): those estimated at 20 us\n"
-    "                          or more on one core\n"
-    "      --threads-all       with --threads: every kernel, however small\n"
-    "                          (to test the threaded code)\n"
-    "      --cflags FLAGS      C compiler flags for run/verify (default: -O2)\n"
-    "      --max-memory SIZE   refuse models whose tensors, constants, decoded file\n"
-    "                          or graph need more (e.g. 512M, 2G; default: RAM)\n"
-    "      --seed N            seed of verify's random inputs (default: 1)\n"
-    "      --atol X, --rtol X  float tolerances of run --expect and verify: |a-b| <=\n"
-    "                          atol + rtol|b| (defaults 1e-5 and 1e-3)\n"
-    "  -v, --verbose           per-stage timing on stderr\n"
-    "  -h, --help              this text\n"
-    "      --version           print the version\n";
-
-typedef struct {
-  const char *cmd, *model, *outdir, *cflags;
-  const char *inputs[MAX_FILES], *expects[MAX_FILES], *dims[MAX_FILES], *freeze[MAX_FILES];
-  const char *sets[MAX_FILES], *syms[MAX_FILES], *values[MAX_FILES];
-  int nin, nexp, ndims, nfreeze, nsets, nsyms, nvalues;
-  unsigned seed;
-  double atol, rtol;
-  rt_options rt;
-} args;
-
-/* Model text (names in messages, output names) as printed to a terminal:
- * control bytes and backslashes as \xNN, so a message stays one line and a
- * name cannot send escape sequences. Returns `buf`. */
-static const char *shown(const char *s, char *buf, size_t n) {
-  size_t k = 0;
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && k + 5 < n; p++)
-    k += (size_t)(*p < 0x20 || *p == 0x7f || *p == '\\' ? snprintf(buf + k, n - k, "\\x%02x", *p)
-                                                        : snprintf(buf + k, n - k, "%c", *p));
-  buf[k] = 0;
-  return buf;
-}
-
-static int die(const char *msg) {
-  char s[4096];
-  fprintf(stderr, "onnx2c-caten: %s\n", shown(msg, s, sizeof s));
-  return 1;
-}
-
-static int parse(int argc, char **argv, args *a) {
-  static const struct option longopts[] = {
-      {"output", required_argument, 0, 'o'}, {"name", required_argument, 0, 'n'},
-      {"input", required_argument, 0, 'i'},  {"expect", required_argument, 0, 'e'},
-      {"dim", required_argument, 0, 'd'},    {"dump", required_argument, 0, 'D'},
-      {"no-fuse", no_argument, 0, 'F'},      {"cflags", required_argument, 0, 'C'},
-      {"seed", required_argument, 0, 'S'},   {"verbose", no_argument, 0, 'v'},
-      {"freeze", required_argument, 0, 'Z'},  {"no-rewrite", no_argument, 0, 'R'},
-      {"atol", required_argument, 0, 'A'},    {"rtol", required_argument, 0, 'T'},
-      {"threads", required_argument, 0, 'j'},  {"max-memory", required_argument, 0, 'M'},
-      {"no-tile", no_argument, 0, 'B'}, {"embed-weights", no_argument, 0, 'W'}, {"report", required_argument, 0, 'P'},       {"data-set", required_argument, 0, 'X'},
-      {"sym", required_argument, 0, 'Y'},     {"help", no_argument, 0, 'h'},
-      {"version", no_argument, 0, 'V'},       {"target", required_argument, 0, 'G'},
-      {"no-kslice", no_argument, 0, 'K'},     {"threads-all", no_argument, 0, 'L'},
-      {"seq", required_argument, 0, 'Q'},     {"no-collapse", no_argument, 0, 'U'},
-      {0, 0, 0, 0}};
-  a->seed = 1;
-  a->atol = 1e-5;
-  a->rtol = 1e-3;
-  int c;
-  while ((c = getopt_long(argc, argv, "o:n:i:e:d:vh", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'o': a->outdir = optarg; break;
-    case 'n': a->rt.name = optarg; break;
-    case 'i':
-      if (a->nin == MAX_FILES) return die("too many inputs"), -1;
-      a->inputs[a->nin++] = optarg;
-      break;
-    case 'e':
-      if (a->nexp == MAX_FILES) return die("too many expected outputs"), -1;
-      a->expects[a->nexp++] = optarg;
-      break;
-    case 'd':
-      if (a->ndims == MAX_FILES || !strchr(optarg, '=')) return die("--dim takes NAME=VALUE"), -1;
-      a->dims[a->ndims++] = optarg;
-      break;
-    case 'D':
-      if (strcmp(optarg, "ir") && strcmp(optarg, "ir-lowered") && strcmp(optarg, "schedule") &&
-          strncmp(optarg, "dot=", 4))
-        return die("--dump takes ir-lowered, ir, schedule or dot=FILE"), -1;
-      a->rt.dump = optarg;
-      break;
-    case 'X':
-      if (a->nsets == MAX_FILES) return die("too many --data-set"), -1;
-      a->sets[a->nsets++] = optarg;
-      break;
-    case 'Y':
-      if (a->nsyms == MAX_FILES || !strchr(optarg, '=')) return die("--sym takes NAME=VALUE"), -1;
-      a->syms[a->nsyms++] = optarg;
-      break;
-    case 'Q':
-      if (a->nvalues == MAX_FILES || !strchr(optarg, '=')) return die("--seq takes NAME=SHAPES"), -1;
-      a->values[a->nvalues++] = optarg;
-      break;
-    case 'Z':
-      if (a->nfreeze == MAX_FILES) return die("too many --freeze"), -1;
-      a->freeze[a->nfreeze++] = optarg;
-      break;
-    case 'F': a->rt.sched.no_fuse = true; break;
-    case 'B': a->rt.sched.no_tile = true; break;
-    case 'K': a->rt.sched.no_kslice = true; break;
-    case 'U': a->rt.sched.no_collapse = true; break;
-    case 'L': a->rt.threads_all = true; break;
-    case 'W': a->rt.embed_weights = true; break;
-    case 'P': a->rt.report = optarg; break;
-    case 'G': {
-      char err[256];
-      if (sched_target_get(optarg, &a->rt.sched.target, err, sizeof err)) return die(err), -1;
-      break;
-    }
-    case 'R': a->rt.no_rewrite = true; break;
-    case 'A': a->atol = strtod(optarg, NULL); break;
-    case 'M': {
-      char *end;
-      double v = strtod(optarg, &end);
-      double unit = *end == 'K' || *end == 'k' ? 1024.0 : *end == 'M' ? 1048576.0 : *end == 'G' ? 1073741824.0 : 1;
-      if (unit != 1) end++;
-      if (end == optarg || *end || v <= 0) return die("--max-memory takes a size such as 512M or 2G"), -1;
-      imp_set_mem_limit((size_t)(v * unit));
-      break;
-    }
-    case 'j':
-      a->rt.threads = atoi(optarg);
-      if (a->rt.threads < 1 || a->rt.threads > 1024) return die("--threads takes 1..1024"), -1;
-      break;
-    case 'T': a->rtol = strtod(optarg, NULL); break;
-    case 'C': a->cflags = optarg; break;
-    case 'S': a->seed = (unsigned)strtoul(optarg, NULL, 10); break;
-    case 'v': a->rt.verbose = true; break;
-    case 'h': fputs(usage, stdout); exit(0);
-    case 'V': printf("onnx2c-caten %s\n", ONNX2C_VERSION); exit(0);
-    default: fputs(usage, stderr); return -1;
-    }
-  }
-  int k = optind;
-  if (k < argc && (!strcmp(argv[k], "compile") || !strcmp(argv[k], "run") || !strcmp(argv[k], "verify")))
-    a->cmd = argv[k++];
-  else a->cmd = "compile";
-  if (k >= argc) return fputs(usage, stderr), -1;
-  a->model = argv[k++];
-  if (k < argc) return die("too many arguments (options go before or after MODEL, files with -i)"), -1;
-  a->rt.imp.dims = a->dims;
-  a->rt.imp.ndims = a->ndims;
-  a->rt.imp.freeze = a->freeze;
-  a->rt.imp.nfreeze = a->nfreeze;
-  a->rt.imp.values = a->values;
-  a->rt.imp.nvalues = a->nvalues;
-  return 0;
-}
 
 /* SIGINT/SIGTERM/SIGHUP during a compile: the output set's temporaries
  * (NAME.c.XXXXXX beside the targets) go, then the signal is raised again
@@ -250,7 +32,7 @@ static void on_stop_signals(void (*handler)(int)) {
   }
 }
 
-static int cmd_compile(args *a) {
+static int cmd_compile(cli_args *a) {
   char err[2048];
   on_stop_signals(stop_compile);
   rt_model *m;
@@ -258,7 +40,7 @@ static int cmd_compile(args *a) {
   if (!spec) abort();
   int rc = rt_compile_for(a->model, a->outdir ? a->outdir : ".", &a->rt, NULL, NULL, 0, spec, &m, err, sizeof err);
   free(spec);
-  if (rc) return die(err);
+  if (rc) return cli_die(err);
   printf("%s: %d nodes, %d kernels, arena %lld bytes%s, weights %lld bytes -> %s/%s.{c,h,weights}%s\n", a->model,
          m->nodes, m->p->nkernels, (long long)m->p->arena_size, m->p->symbolic ? " (at the reference point)" : "",
          (long long)m->p->weights_size, m->dir, m->name, a->rt.embed_weights ? " and _weights.c" : "");
@@ -273,7 +55,7 @@ static void free_tensors(imp_tensor *t, int n) {
 
 /* One line on stderr when the code is specialised to given inputs (it then
  * serves those only): what was fixed, as the options that would fix it. */
-static void note_specialised(const args *a, const rt_spec *s) {
+static void note_specialised(const cli_args *a, const rt_spec *s) {
   char buf[8192];
   rt_spec_str(s, buf, sizeof buf);
   if (!a->nfreeze && !*buf) return;
@@ -285,7 +67,7 @@ static void note_specialised(const args *a, const rt_spec *s) {
 /* Compiles and builds `a->model` (into a temporary directory) for the
  * input tensors in `files`: what the model needs fixed is specialised to
  * them (rt_compile_for). */
-static int build_model(args *a, const char *const *files, int nfiles, rt_model **m, rt_spec *spec, char *err,
+static int build_model(cli_args *a, const char *const *files, int nfiles, rt_model **m, rt_spec *spec, char *err,
                        size_t n) {
   imp_tensor *ins = calloc((size_t)nfiles + 1, sizeof *ins);
   if (!ins) abort();
@@ -307,7 +89,7 @@ static int build_model(args *a, const char *const *files, int nfiles, rt_model *
 }
 
 /* Runs built model `m` on `ins`; the model's output values go to *outs. */
-static int run_built(args *a, rt_model *m, const imp_tensor *ins, int nin, imp_tensor **outs, int *nout, char *err,
+static int run_built(cli_args *a, rt_model *m, const imp_tensor *ins, int nin, imp_tensor **outs, int *nout, char *err,
                      size_t n) {
   int no = rt_output_count(m);
   imp_tensor *flat = calloc((size_t)no + 1, sizeof *flat);
@@ -345,7 +127,7 @@ static int list_files(const char *dir, const char *prefix, char **out) {
 }
 
 /* The sets run uses: one of -i / -e, then one per --data-set. */
-static data_set *collect_sets(args *a, int *nsets) {
+static data_set *collect_sets(cli_args *a, int *nsets) {
   data_set *sets = calloc((size_t)a->nsets + 2, sizeof *sets);
   int n = 0;
   if (a->nin || a->nexp) {
@@ -364,7 +146,7 @@ static data_set *collect_sets(args *a, int *nsets) {
 
 /* Runs one set: writes the outputs to `outdir` (if any) and compares them
  * with the expected ones; 0, 1 (mismatch) or -1 (error, in err). */
-static int run_set(args *a, rt_model *m, const rt_spec *spec, const data_set *d, const char *outdir, char *err,
+static int run_set(cli_args *a, rt_model *m, const rt_spec *spec, const data_set *d, const char *outdir, char *err,
                    size_t n) {
   imp_tensor *ins = calloc((size_t)d->nin + 1, sizeof *ins), *outs = NULL;
   int nout = 0, nin = 0, rc = d->dir && !d->nin ? (snprintf(err, n, "%s: no input_0.pb", d->dir), -1) : 0;
@@ -396,7 +178,7 @@ static int run_set(args *a, rt_model *m, const rt_spec *spec, const data_set *d,
         snprintf(sh, sizeof sh, " %s of %d", want.kind == IMP_IO_SEQUENCE ? "sequence" : want.present ? "optional" : "empty optional", want.nelem);
       if (d->dir) printf("%s: ", d->dir);
       printf("output %d '%s' %s%s: max abs %.3g, max rel %.3g, %lld mismatches: %s\n", i,
-             shown(outs[i].name, name, sizeof name),
+             cli_shown(outs[i].name, name, sizeof name),
              ir_dtype_name(want.kind != IMP_IO_TENSOR && want.nelem ? want.elem[0].dtype : want.dtype), sh, df.max_abs,
              df.max_rel, (long long)df.mismatches,
              ok ? "PASS" : df.shape_ok ? "FAIL" : "FAIL (dtype or shape differs)");
@@ -417,21 +199,21 @@ static int run_set(args *a, rt_model *m, const rt_spec *spec, const data_set *d,
 /* run: one compile and build, then every data set in turn (an error in one
  * set is reported and the others still run). A model specialised to the
  * first set's inputs is compiled again for each set. */
-static int cmd_run(args *a) {
+static int cmd_run(cli_args *a) {
   char err[2048];
   int nsets, status = 0;
   data_set *sets = collect_sets(a, &nsets);
   rt_model *m = NULL;
   rt_spec *spec = calloc(1, sizeof *spec);
   if (!spec) abort();
-  if (!nsets) status = die("run needs inputs: -i FILE... or --data-set DIR");
+  if (!nsets) status = cli_die("run needs inputs: -i FILE... or --data-set DIR");
   for (int k = 0; k < nsets; k++) {
     bool again = !m || spec->ndims || spec->nfreeze || spec->nvalues;
     if (again) rt_model_free(m), m = NULL;
     if (again && build_model(a, (const char *const *)sets[k].inputs, sets[k].nin, &m, spec, err, sizeof err)) {
       char msg[4096];
-      if (sets[k].dir) fprintf(stderr, "onnx2c-caten: %s: %s\n", sets[k].dir, shown(err, msg, sizeof msg));
-      else die(err);
+      if (sets[k].dir) fprintf(stderr, "onnx2c-caten: %s: %s\n", sets[k].dir, cli_shown(err, msg, sizeof msg));
+      else cli_die(err);
       status = 1;
       continue;
     }
@@ -439,8 +221,8 @@ static int cmd_run(args *a) {
     if (a->outdir && nsets > 1) mkdir(a->outdir, 0777), snprintf(dir, sizeof dir, "%s/%d", a->outdir, k);
     else if (a->outdir) snprintf(dir, sizeof dir, "%s", a->outdir);
     int rc = run_set(a, m, spec, &sets[k], a->outdir ? dir : NULL, err, sizeof err);
-    if (rc < 0 && sets[k].dir) fprintf(stderr, "onnx2c-caten: %s: %s\n", sets[k].dir, shown(err, msg, sizeof msg));
-    else if (rc < 0) die(err);
+    if (rc < 0 && sets[k].dir) fprintf(stderr, "onnx2c-caten: %s: %s\n", sets[k].dir, cli_shown(err, msg, sizeof msg));
+    else if (rc < 0) cli_die(err);
     if (rc) status = 1;
   }
   rt_model_free(m);
@@ -464,7 +246,7 @@ static int sym_missing(const ir_graph *g, char *err, size_t n) {
 }
 
 /* Random inputs for verify: floats in [-1, 1), integers in [0, 4), booleans. */
-static int random_inputs(args *a, const char *dir, char paths[][4200], int *n, char *err, size_t errlen) {
+static int random_inputs(cli_args *a, const char *dir, char paths[][4200], int *n, char *err, size_t errlen) {
   ir_graph *g;
   /* The inputs' shapes at the --sym values: loaded with those pinned, so a
    * model that would need them pinned anyway still loads. */
@@ -509,11 +291,11 @@ static int random_inputs(args *a, const char *dir, char paths[][4200], int *n, c
   return rc;
 }
 
-static int cmd_verify(args *a) {
+static int cmd_verify(cli_args *a) {
   char err[2048], dir[4096], paths[MAX_FILES][4200], outdir[4200];
   const char *tmp = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/onnx2c-verify-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir)) return die("cannot create a temporary directory");
+  if (!mkdtemp(dir)) return cli_die("cannot create a temporary directory");
   int nin = a->nin, rc = 0;
   if (!nin) rc = random_inputs(a, dir, paths, &nin, err, sizeof err);
   else
@@ -549,7 +331,7 @@ static int cmd_verify(args *a) {
     bool ok = rt_compare(&outs[i], &want, a->atol, a->rtol, &d);
     ir_shape_str(&want.shape, sh, sizeof sh);
     printf("output %d '%s' %s%s: max abs err %.3g, max rel err %.3g: %s\n", i,
-           shown(outs[i].name, name, sizeof name),
+           cli_shown(outs[i].name, name, sizeof name),
            ir_dtype_name(want.dtype), sh, d.max_abs, d.max_rel, ok ? "PASS" : "FAIL");
     all &= ok;
     remove(p);
@@ -561,7 +343,7 @@ static int cmd_verify(args *a) {
     for (int i = 0; i < nin; i++) remove(paths[i]);
   rmdir(outdir);
   rmdir(dir);
-  if (rc) return die(err);
+  if (rc) return cli_die(err);
   return all ? 0 : 1;
 }
 
@@ -574,13 +356,13 @@ static int verify_fn(void *a) {
 }
 
 int main(int argc, char **argv) {
-  args a;
+  cli_args a;
   memset(&a, 0, sizeof a);
-  if (parse(argc, argv, &a)) return 1;
+  if (cli_parse(argc, argv, &a)) return 1;
   bool run = !strcmp(a.cmd, "run");
   if (!run && strcmp(a.cmd, "verify")) return cmd_compile(&a);
   /* run and verify: their temporaries never outlive them (scratch.c) */
   char err[256];
   int rc = cli_in_scratch(run ? run_fn : verify_fn, &a, err, sizeof err);
-  return rc < 0 ? die(err) : rc;
+  return rc < 0 ? cli_die(err) : rc;
 }
