@@ -178,9 +178,9 @@ static bool is_reduced(const sched_kernel *k, int a) {
 }
 
 /* At the top of a single row's k loop: the run of each weight read as it
- * lies (gemm.c: stream_read) that the k step `ahead` steps on reads is
- * fetched into cache now (the last steps fetch their own). Other reduced
- * axes count from 0; columns from the start of the register block. */
+ * lies (gemm.c: stream_read) `ahead` runs further on in memory is fetched
+ * into cache now (the last runs of the buffer fetch its end). Other
+ * reduced axes count from 0; columns from the start of the register block. */
 void cg_prefetch_streams(cg_kernel *c, isl_ast_node *kloop) {
   const sched_kernel *k = c->k;
   const sched_gemm *gm = &k->gemm;
@@ -209,11 +209,17 @@ void cg_prefetch_streams(cg_kernel *c, isl_ast_node *kloop) {
       if (ok) cg_printf(&at, " + %lld * %s", (long long)(a == gm->n ? co[a] * gm->nr : co[a]), idx[a].s);
     }
     const char *kk = idx[gm->k].s;
-    if (ok)
+    /* `ahead` steps on in memory, not along k: the steps of k are adjacent
+     * runs (gemm.c), and where k ends the stream goes on with the next
+     * outer iteration's (MatMulNBits: a block's few words per panel, the
+     * blocks outside the panels); clamped to the buffer */
+    int64_t last = c->p->bufs[gm->stream_buf[i]].numel - co[gm->k], far = co[gm->k] * gm->stream_ahead[i];
+    if (ok && !ir_dim_is_sym(last))
       cg_line(c->body, c->depth,
-              "for (int64_t pf = 0; pf < %lld; pf += 64) O2C_PREFETCH((const char *)&b%d[%s + %lld * (%s + %d < %lld ? %s + %d : %s)] + pf);",
-              (long long)step, cg_kernel_arg(c, gm->stream_buf[i]), at.s, (long long)co[gm->k], kk,
-              gm->stream_ahead[i], (long long)K, kk, gm->stream_ahead[i], kk);
+              "for (int64_t pf = 0; pf < %lld; pf += 64) O2C_PREFETCH((const char *)&b%d[%s + %lld * %s + %lld < %lld ? %s + %lld * %s + %lld : %lld] + pf);",
+              (long long)step, cg_kernel_arg(c, gm->stream_buf[i]), at.s, (long long)co[gm->k], kk, (long long)far,
+              (long long)last, at.s, (long long)co[gm->k], kk, (long long)far, (long long)last);
+    ok = ok && !ir_dim_is_sym(last);
     c->out->prefetch |= ok;
     free(at.s);
   }

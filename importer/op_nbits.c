@@ -73,56 +73,64 @@ static float zero_at(const ir_node *z, int64_t c, int64_t b, int64_t kb, int bit
 }
 
 /* Columns per panel of the packed codes: one 64-byte cache line per row of
- * a panel, so a panel's rows follow each other in memory. */
-#define NBITS_PANEL 64
+ * a panel (16 words), so a panel's rows follow each other in memory. */
+#define NBITS_PANEL 16
 
-/* Constant B, scales and zero points: the codes stay packed, `per` = 8/bits
- * of them in a byte, in column panels [ceil(N/P)][k_blocks][h][P] with
- * h = block/per and P = min(N, 64): byte (b, j, c) of panel pn holds the
- * codes j, j + h, .. of block b of column pn·P + c, low bits first. A
- * decode step streams each panel once, in order, half a byte per 4-bit
- * weight, and the kernel unpacks it in registers (shift, mask, convert).
- * Scales and given zero points (negated: added) are panels
- * [ceil(N/P)][kb][P] too; columns past N have scale 0. The product is one
- * sum over (block, j) of A · ((code − zp) · scale): the weight dequantized
- * as onnxruntime does before its product. */
+/* Constant B, scales and zero points: the codes stay packed, `per` =
+ * 32/bits of them in a 32-bit word, in panels [k_blocks][ceil(N/P)][h][P]
+ * with h = block/per and P = min(N, 16): word (b, pn, j, c) holds the
+ * codes j, j + h, .. of block b of column pn·P + c, low bits first (the
+ * kernel runs the blocks outside the panels). A decode step streams the
+ * codes once, in order, half a byte per
+ * 4-bit weight, and the kernel unpacks a word per lane with a shift and a
+ * mask per code: no widening of bytes (which gcc does through 16-bit
+ * steps). Scales and given zero points (negated: added) are panels
+ * [kb][ceil(N/P)][P] too; columns past N have scale 0.
+ *
+ * The scale and the zero point are applied once per block, not per weight:
+ * Σ_j A_j (q_j − zp) s = s (Σ_j A_j q_j − zp Σ_j A_j), Σ_j A_j one sum per
+ * row and block, shared by all columns. The per-block sums [.., np, kb,
+ * P] (a 32nd of the weights' count for blocks of 32) are a buffer, summed
+ * over the blocks by the next kernel. onnxruntime dequantizes each weight
+ * before its product; the two differ in rounding only (the order of the
+ * sums and where the scale multiplies). */
 static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int64_t K, int64_t N, int bits,
                       int64_t bs) {
   ir_graph *g = n->g;
-  int per = 8 / bits, mask = (1 << bits) - 1;
-  int64_t kb = (K + bs - 1) / bs, h = bs * bits / 8, P = N < NBITS_PANEL ? N : NBITS_PANEL;
+  int per = 32 / bits, pb8 = 8 / bits, mask = (1 << bits) - 1;
+  int64_t kb = (K + bs - 1) / bs, h = bs / per, P = N < NBITS_PANEL ? N : NBITS_PANEL;
   int64_t np = (N + P - 1) / P, ncode, nblk;
-  /* kb * h * N is B's own element count (checked by the caller); the
-   * padded columns add at most 63 */
+  /* kb * bs * N / per is B's own element count over 4 (checked by the
+   * caller); the padded columns add at most P - 1 */
   if (ir_mul_ov(np * P, kb, &nblk) || ir_mul_ov(nblk, h, &ncode) || ncode > INT64_MAX / 8)
     return imp_fail(n, "the packed weight's size overflows"), IR_NONE;
   const uint8_t *B = weight_data(g, b);
   const float *S = weight_data(g, sc);
   const ir_node *zn = z != IR_NONE ? ir_node_get(g, z) : NULL;
-  uint8_t *codes = calloc((size_t)ncode, 1);
+  uint32_t *codes = calloc((size_t)ncode, sizeof *codes);
   float *zf = calloc((size_t)nblk, sizeof *zf), *sf = calloc((size_t)nblk, sizeof *sf);
   if (!codes || !zf || !sf) {
     free(codes), free(zf), free(sf);
-    return imp_fail(n, "out of memory for the repacked weight (%lld bytes)", (long long)ncode), IR_NONE;
+    return imp_fail(n, "out of memory for the repacked weight (%lld words)", (long long)ncode), IR_NONE;
   }
   for (int64_t c = 0; c < N; c++)
     for (int64_t bl = 0; bl < kb; bl++) {
-      int64_t pan = (c / P * kb + bl) * P + c % P; /* (panel, block, column) */
+      int64_t pan = (bl * np + c / P) * P + c % P; /* (block, panel, column) */
       sf[pan] = S[c * kb + bl];
       zf[pan] = -zero_at(zn, c, bl, kb, bits);
-      const uint8_t *blk = B + (c * kb + bl) * h;
-      uint8_t *out = codes + (c / P * kb + bl) * h * P + c % P;
+      const uint8_t *blk = B + (c * kb + bl) * (bs / pb8);
+      uint32_t *out = codes + (bl * np + c / P) * h * P + c % P;
       for (int64_t j = 0; j < bs; j++) {
-        int q = (blk[j / per] >> (j % per * bits)) & mask;
-        out[j % h * P] |= (uint8_t)(q << (j / h * bits));
+        uint32_t q = (uint32_t)(blk[j / pb8] >> (j % pb8 * bits)) & (uint32_t)mask;
+        out[j % h * P] |= q << (j / h * bits);
       }
     }
-  ir_ref cw = ir_const_take(g, "nbits_codes", IR_U8, (ir_shape){.rank = 4, .d = {np, kb, h, P}}, codes);
+  ir_ref cw = ir_const_take(g, "nbits_codes", IR_U32, (ir_shape){.rank = 4, .d = {kb, np, h, P}}, codes);
   /* without zero points, the default one is a constant: no stream of it */
-  ir_ref zw = zn ? ir_const_take(g, "nbits_minus_zero_points", IR_F32, (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, zf)
+  ir_ref zw = zn ? ir_const_take(g, "nbits_minus_zero_points", IR_F32, (ir_shape){.rank = 4, .d = {kb, np, 1, P}}, zf)
                  : (free(zf), ir_scalar(g, IR_F32, -(double)(1 << (bits - 1))));
-  ir_ref sw = ir_const_take(g, "nbits_scales", IR_F32, (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, sf);
-  /* A [.., K] -> [.., 1, kb, per, h] (zeros past K) -> [.., 1, kb, h, per]:
+  ir_ref sw = ir_const_take(g, "nbits_scales", IR_F32, (ir_shape){.rank = 4, .d = {kb, np, 1, P}}, sf);
+  /* A [.., K] -> [.., kb, 1, per, h] (zeros past K) -> [.., kb, 1, h, per]:
    * the slice p of the last axis multiplies the codes in bits p·bits.. */
   ir_shape as = *imp_shape(n, a);
   int r = as.rank;
@@ -130,29 +138,35 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
   pe[r - 1] = kb * bs - K;
   ir_ref ap = pe[r - 1] ? ir_view_pad(g, a, pb, pe, 0.0) : a;
   ir_shape s5 = as;
-  s5.d[r - 1] = 1, s5.d[r] = kb, s5.d[r + 1] = per, s5.d[r + 2] = h, s5.rank = r + 3;
+  s5.d[r - 1] = kb, s5.d[r] = 1, s5.d[r + 1] = per, s5.d[r + 2] = h, s5.rank = r + 3;
   int perm[IR_MAX_RANK];
   for (int i = 0; i < r + 3; i++) perm[i] = i;
   perm[r + 1] = r + 2, perm[r + 2] = r + 1;
   ir_ref a5 = ir_view_permute(g, ir_view_reshape(g, ap, s5), perm);
-  ir_ref prod = IR_NONE;
-  ir_ref c32 = ir_cast(g, cw, IR_I32); /* widened once, unpacked in 32-bit lanes */
+  ir_ref t[32]; /* per <= 16 */
   for (int p = 0; p < per; p++) {
-    ir_ref q = c32;
-    if (p) q = ir_binary(g, IR_IDIV, q, ir_scalar(g, IR_I32, (double)(1 << (p * bits))));
-    if (p < per - 1) q = ir_binary(g, IR_AND, q, ir_scalar(g, IR_I32, (double)mask));
-    ir_ref w = ir_binary(g, IR_MUL, ir_binary(g, IR_ADD, ir_cast(g, q, IR_F32), zw), sw); /* [np, kb, h, P] */
+    ir_ref q = cw; /* unsigned: the divisions are shifts */
+    if (p) q = ir_binary(g, IR_IDIV, q, ir_scalar(g, IR_U32, (double)(1u << (p * bits))));
+    if (p < per - 1) q = ir_binary(g, IR_AND, q, ir_scalar(g, IR_U32, (double)mask));
+    q = ir_cast(g, ir_cast(g, q, IR_I32), IR_F32); /* < 2^bits: a signed conversion (AVX2 has no unsigned one) */
     int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
     for (int i = 0; i < r + 3; i++) sp[i] = 1, ln[i] = s5.d[i];
     ln[r + 1] = h, ln[r + 2] = 1, st[r + 2] = p;
-    ir_ref t = ir_binary(g, IR_MUL, ir_view_slice(g, a5, st, sp, ln), w); /* [.., np, kb, h, P] */
-    prod = p ? ir_binary(g, IR_ADD, prod, t) : t;
+    t[p] = ir_binary(g, IR_MUL, ir_view_slice(g, a5, st, sp, ln), q); /* [.., kb, np, h, P] */
   }
-  /* [.., np, 1, 1, P], written by the sum's own kernel: its panel axes
+  /* summed as a tree: a chain of `per` dependent adds per word would wait
+   * on each one's latency */
+  for (int w = 1; w < per; w *= 2)
+    for (int p = 0; p + w < per; p += 2 * w) t[p] = ir_binary(g, IR_ADD, t[p], t[p + w]);
+  ir_ref prod = t[0];
+  ir_ref sx = ir_sum(g, a5, 3u << (r + 1), true); /* [.., kb, 1, 1, 1] */
+  ir_ref blk = ir_sum(g, prod, 1u << (r + 1), true);
+  blk = ir_binary(g, IR_MUL, ir_binary(g, IR_ADD, blk, ir_binary(g, IR_MUL, sx, zw)), sw);
+  /* [.., 1, np, 1, P], written by the sum's own kernel: its panel axes
    * would map onto a consumer's head axes ([.., heads, head_dim]) and the
    * fuser would then try the sum as that kernel's stage, fail at RoPE's
    * shifted reads and store the whole product instead */
-  ir_ref y = ir_move(g, ir_sum(g, prod, 3u << r, true));
+  ir_ref y = ir_move(g, ir_sum(g, blk, 1u << (r - 1), true));
   ir_shape os = as;
   os.d[r - 1] = np * P;
   y = ir_view_reshape(g, y, os);

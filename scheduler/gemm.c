@@ -250,11 +250,12 @@ void sched_gemm_panel(const sched_program *p, const sched_buf *b, int64_t pn, vo
 
 /* A single row (decode) reads each weight once, so its speed is how fast
  * memory delivers it; a weight read as it lies (not packed), a short
- * contiguous run per step of the outer reduced axis k (MatMulNBits: the
- * 1 KiB of codes and 256 bytes of scales of a block of 32 in a 64-column
- * panel), is recorded to be fetched about 2 KiB ahead. Measured on a
+ * contiguous run per step of the outer reduced axis k (MatMulNBits: a
+ * 64-byte row of 16 columns' codes), is recorded to be fetched about 2
+ * KiB ahead in memory (codegen: cg_prefetch_streams). Measured on a
  * Sapphire Rapids core, one 768 x 768 4-bit weight streamed from memory:
- * 96 us without, 49 with (39 with the weight in cache). */
+ * 96 us without, 49 with (39 with the weight in cache); the base LLaMA
+ * int4 decode step 15.8 ms with the fetch at the current row, 9.2 ahead. */
 static void stream_read(sched_program *p, sched_kernel *k, const gemm_read *r, bool packed) {
   sched_gemm *gm = &k->gemm;
   const sched_buf *b = &p->bufs[r->buf];
