@@ -193,6 +193,10 @@ int imp_const_floats(imp_node *n, int i, double *out, int max);
 /* Records an error naming symbol `sym` of dimension `d` (what: "input 0
  * has shape [batch,seq]"); -1. */
 int imp_fail_sym(imp_node *n, int64_t d, const char *what);
+/* Cast of a value holding symbolic dimensions (narrow.c) to int32 (kept as
+ * int64, marked; the entry checks each fits) or back to int64: 1 when it
+ * set the output, 0 when it is not such a cast, -1 on error. */
+int imp_narrow_cast(imp_node *n, ir_ref x, ir_dtype t);
 /* Records, for a refusal that knowing value `r` would lift, the graph inputs
  * it is computed from (run and verify then freeze them to their tensors). */
 void imp_need_value(imp_node *n, ir_ref r);

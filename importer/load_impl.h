@@ -32,6 +32,12 @@ typedef struct {
   bool dyn;
   int dyn_axis;
   ir_ref len;
+  /* narrow.c: an ONNX int32 (`narrow`) held as int64 because it holds
+   * symbolic dimensions; `unwidened`, the value before it was widened to
+   * int64 (`narrowed`) while a node with a narrow input is lowered */
+  uint8_t narrow;
+  bool narrowed;
+  ir_ref unwidened;
 } imp_value;
 
 struct imp_ctx {
@@ -61,6 +67,17 @@ int imp_ctx_fail(imp_ctx *c, char *err, size_t n, const char *fmt, ...);
 /* node_api.c: values from the file may not look like symbols. */
 int imp_ctx_check_plain(imp_ctx *c, ir_dtype t, const void *data, int64_t count, const char *what, char *err,
                         size_t n);
+
+/* narrow.c: int32 values that hold symbolic dimensions. imp_sym_in_data:
+ * a weight's first symbolic value, or 0. imp_narrow_begin, before a node is
+ * lowered: *t, the ONNX type of its narrow data inputs (IR_I64: none), its
+ * other inputs of that type widened; refuses an op that does not take
+ * them. imp_narrow_restore after it; imp_narrow_out for each (folded)
+ * output: marked narrow, or cast back to `t`. */
+int64_t imp_sym_in_data(const ir_node *x);
+int imp_narrow_begin(imp_node *n, ir_dtype *t);
+void imp_narrow_restore(imp_node *n);
+ir_ref imp_narrow_out(imp_node *n, imp_value *v, ir_dtype t);
 
 /* half.c */
 ir_dtype imp_widen_half(imp_tensor *x);

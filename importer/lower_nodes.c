@@ -41,14 +41,6 @@ static ir_ref fold(imp_ctx *c, ir_ref r) {
   return k;
 }
 
-/* A weight holding a symbolic value (a dimension read by Shape), or 0. */
-static int64_t imp_sym_in_data(const ir_node *x) {
-  if (x->op != IR_ALLOCATE || x->origin != IR_ORIGIN_WEIGHT || x->dtype != IR_I64) return 0;
-  for (int64_t i = 0; i < ir_shape_numel(&x->shape); i++)
-    if (ir_dim_is_sym(((const int64_t *)x->data)[i])) return ((const int64_t *)x->data)[i];
-  return 0;
-}
-
 /* Refuses a symbolic input (shape, or values read from a shape) to an op
  * whose lowering does not handle symbolic dimensions: one check for every
  * op not marked IMP_SYM. */
@@ -123,10 +115,13 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
   bool pass = fn && !c->node_failed && !(e->flags & IMP_DYN) && imp_any_in_len(&node);
   imp_lower_fn own = pass ? imp_dyn_lowering(&node) : NULL;
   if (own) fn = own, pass = false;
+  ir_dtype narrow = IR_I64;
+  if (fn && !c->node_failed && c->has_syms && imp_narrow_begin(&node, &narrow)) fn = NULL;
   imp_round_inputs(&node, fn && (half_mode & IMP_HALF_ROUND_IN));
   if (fn && !c->node_failed) fn(&node);
   if (pass && !c->node_failed && !ir_failed(c->g)) imp_dyn_pass(&node, e->lower);
   imp_round_inputs(&node, false);
+  imp_narrow_restore(&node);
   ir_dtype half = fn && !c->node_failed ? imp_node_half(&node) : IR_F32;
   for (int i = 0; !c->node_failed && !ir_failed(c->g) && i < imp_nout(&node); i++) {
     if (!imp_has_out(&node, i)) continue;
@@ -167,6 +162,8 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
       break;
     }
     v->ref = fold(c, v->ref);
+    if (narrow != IR_I64 && v->ref != IR_NONE && (v->ref = imp_narrow_out(&node, v, narrow)) != IR_NONE)
+      v->ref = fold(c, v->ref);
   }
   if (c->node_failed || ir_failed(c->g)) {
     const char *msg = c->node_failed ? c->nodeerr : ir_error(c->g);

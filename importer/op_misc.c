@@ -30,7 +30,8 @@ static int lower_cast(imp_node *n) {
   if (!imp_has_attr(n, "to")) return imp_fail(n, "attribute 'to' is missing");
   int t = dtype_attr(n, "to", imp_attr_i(n, "to", 0));
   if (t < 0 || x == IR_NONE) return -1;
-  return imp_set_out(n, 0, ir_cast(n->g, x, (ir_dtype)t));
+  int k = imp_narrow_cast(n, x, (ir_dtype)t);
+  return k ? (k < 0 ? -1 : 0) : imp_set_out(n, 0, ir_cast(n->g, x, (ir_dtype)t));
 }
 
 static int lower_cast_like(imp_node *n) {

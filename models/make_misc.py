@@ -15,6 +15,12 @@
                       MatMul and back through Shape/Concat, LayerNormalization,
                       ConstantOfShape and Where on shape values, a Slice of
                       the last position (x[:, -1:])
+  symbolic_int32.onnx x[batch, seq, 8] reshaped as paddle2onnx exports do:
+                      Shape cast to int32, sliced, gathered, unsqueezed,
+                      multiplied and divided with int32 constants,
+                      concatenated and cast back to int64 for Reshape to
+                      [batch, 4*seq, 2]; the channel count (a plain int32
+                      from the same shape) scales it
   convs.onnx          convolutions on the register-blocked path: 3x3 padded,
                       3x3 stride 2, 1x1, depthwise, dilated 3x3 with a
                       residual Add (per-tap form), 3x3 stride 2 on short rows
@@ -140,6 +146,32 @@ save("symbolic_ops", [
      i64("ones3", [1, 1, 1]), numpy_helper.from_array(np.ones(4, np.float32), "g"),
      numpy_helper.from_array(np.zeros(4, np.float32), "b"), i64("minus1_1", [-1]),
      i64("big1", [9223372036854775807]), i64("one1", [1])])
+
+# symbolic dimensions through int32 shape arithmetic (importer/narrow.c)
+I32 = TensorProto.INT32
+
+
+def i32(name, vals):
+    return numpy_helper.from_array(np.array(vals, np.int32), name)
+
+
+save("symbolic_int32", [
+    helper.make_node("Shape", ["x"], ["s64"]),
+    helper.make_node("Cast", ["s64"], ["s"], to=I32),
+    helper.make_node("Slice", ["s", "zero1", "one1"], ["b"]),
+    helper.make_node("Gather", ["s", "one"], ["q"], axis=0),
+    helper.make_node("Unsqueeze", ["q", "zero1"], ["q1"]),
+    helper.make_node("Mul", ["q1", "eight"], ["q8"]),
+    helper.make_node("Div", ["q8", "two"], ["q4"]),
+    helper.make_node("Concat", ["b", "q4", "two"], ["t"], axis=0),
+    helper.make_node("Cast", ["t"], ["t64"], to=I64),
+    helper.make_node("Reshape", ["x", "t64"], ["r"]),
+    helper.make_node("Slice", ["s", "two1", "three1"], ["c"]),
+    helper.make_node("Cast", ["c"], ["cf"], to=F),
+    helper.make_node("Mul", ["r", "cf"], ["y"]),
+], [vi("x", F, ["batch", "seq", 8])], [vi("y", F, ["batch", "seq4", 2])],
+    [i64("zero1", [0]), i64("one1", [1]), i64("one", 1), i64("two1", [2]), i64("three1", [3]),
+     i32("eight", [8]), i32("two", [2])])
 
 # convolutions: x[1, 8, 6, 70]; rows of 70 and 35 take the per-tap form, the
 # last one (2 x 18) the im2col form

@@ -289,6 +289,35 @@ save("sym_float_cast.onnx", model([h.make_node("Shape", ["x"], ["s"]), h.make_no
                                    h.make_node("Add", ["x", "f2"], ["y"]), h.make_node("Slice", ["f", "z", "o"], ["f2"])],
                                   [sx], [vi("y")], [ints("z", [0]), ints("o", [1])]))
 
+# A shape cast to int32 (paddle2onnx) keeps its symbols only through the
+# ops that compute shapes, and never as data; N*N in int32 wraps past N =
+# 46340 in onnxruntime, so the entry refuses such N (the _in0.pb is 46341).
+I32 = TensorProto.INT32
+sh32 = [h.make_node("Shape", ["x"], ["s"]), h.make_node("Cast", ["s"], ["s32"], to=I32)]
+save("sym_int32_as_output.onnx", model(sh32, [sx], [vi("s32", I32, (2,))]))
+save("sym_int32_to_float.onnx", model(sh32 + [h.make_node("Cast", ["s32"], ["f"], to=F),
+                                             h.make_node("Slice", ["f", "z", "o"], ["f1"]),
+                                             h.make_node("Add", ["x", "f1"], ["y"])],
+                                      [sx], [vi("y")], [ints("z", [0]), ints("o", [1])]))
+save("sym_int32_to_int16.onnx", model([h.make_node("Shape", ["x"], ["s"]), h.make_node("Cast", ["s"], ["s16"], to=TensorProto.INT16),
+                                       h.make_node("Cast", ["s16"], ["s64"], to=I64),
+                                       h.make_node("Reshape", ["x", "s64"], ["y"])], [sx], [vi("y")]))
+save("sym_int32_to_pad.onnx", model(sh32 + [h.make_node("Pad", ["s32", "p"], ["t"]),
+                                           h.make_node("Cast", ["t"], ["t64"], to=I64),
+                                           h.make_node("Reshape", ["x", "t64"], ["y"])],
+                                    [sx], [vi("y")], [ints("p", [0, 0])]))
+save("sym_int32_overflow.onnx", model(sh32 + [h.make_node("Slice", ["s32", "z", "o"], ["n"]),
+                                             h.make_node("Mul", ["n", "n"], ["nn"]),
+                                             h.make_node("Div", ["nn", "n"], ["n2"]),
+                                             h.make_node("Concat", ["n2", "three"], ["t"], axis=0),
+                                             h.make_node("Cast", ["t"], ["t64"], to=I64),
+                                             h.make_node("Reshape", ["x", "t64"], ["y"])],
+                                      [sx], [vi("y", F, ("N", 3))],
+                                      [ints("z", [0]), ints("o", [1]),
+                                       numpy_helper.from_array(np.array([3], np.int32), "three")]))
+with open(os.path.join(out, "sym_int32_overflow_in0.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(np.zeros((46341, 3), np.float32), "x").SerializeToString())
+
 # Run-time dimensions the compiled tiny LLaMA refuses (tests/CMakeLists.txt):
 # seq 65 > the 64 rows of the position tables, seq 0, inconsistent pasts.
 def write_pb(name, arr, tname):

