@@ -441,6 +441,14 @@ int ir_rewrite_weight_layout(ir_graph *g, uint64_t in_place_bytes);
  * operands given a copy. */
 int ir_rewrite_matmul_operands(ir_graph *g);
 
+/* An element-wise op on a strided view that drops elements of a reduction
+ * (a windowed convolution's wide result) whose other operands are
+ * constants or broadcasts along axes the view keeps (a bias) runs on the
+ * reduction's axes instead, so it joins the reduction's kernel; its
+ * readers read it through the composed view (sink.c). Returns the number
+ * of ops moved. */
+int ir_rewrite_sink_views(ir_graph *g);
+
 /* Renumbers the nodes in a topological order and drops those no output
  * needs (graph inputs stay). Node references held elsewhere are invalid
  * afterwards. Rewrites that add nodes call it to keep the invariant that a

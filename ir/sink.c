@@ -1,0 +1,201 @@
+/* sink.c — element-wise ops moved below a strided view of a reduction.
+ *
+ * A windowed convolution computes more columns than it has outputs (the
+ * wide form: p = oh * Wp + ow, the wrapped columns never read) and its
+ * output is a strided view of that result. An element-wise op on the view
+ * (the bias, a Relu) cannot join the reduction's kernel through that view,
+ * so it was a pass of its own over the output (3x3, 64 -> 64 at 56x56: 3 %
+ * of the layer, another 3 % for the padded copy reading its result). When
+ * the op's other operands are constants or broadcasts that vary only along
+ * axes the view keeps one to one (the channels), op(view(R), b) is
+ * view(op(R, b')): the op runs on the reduction's own axes, becomes its
+ * kernel's epilogue, and every reader of the op's result reads the same
+ * elements through the composed view. */
+#include "ir_impl.h"
+
+static bool elementwise(const ir_node *n) {
+  if (n->reduce) return false;
+  switch (n->op) {
+  case IR_NEG: case IR_RECIP: case IR_SQRT: case IR_EXP2: case IR_LOG2: case IR_SIN:
+  case IR_NOT: case IR_CAST: case IR_ADD: case IR_MUL: case IR_MAX: case IR_IDIV:
+  case IR_MOD: case IR_AND: case IR_OR: case IR_XOR: case IR_LT: case IR_NEQ: case IR_WHERE:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool plain_view(const ir_node *n) {
+  if (n->op != IR_VIEW || n->view.gather || n->view.masked || !ir_shape_is_static(&n->shape)) return false;
+  for (int k = 0; k < n->shape.rank; k++)
+    if (n->view.stride[k] < 0) return false;
+  return true;
+}
+
+/* For each axis k of the view v over a contiguous `src`: the source axis it
+ * indexes alone (element i of axis k is element i of that axis, whatever
+ * the other axes), or -1. */
+static void identity_axes(const ir_view *v, const ir_shape *src, int *axis) {
+  int64_t st[IR_MAX_RANK];
+  ir_contiguous_strides(src, st);
+  for (int k = 0; k < v->shape.rank; k++) {
+    axis[k] = -1;
+    if (v->shape.d[k] < 2 || v->stride[k] == 0 || v->offset != 0) continue;
+    for (int a = 0; a < src->rank && axis[k] < 0; a++) {
+      if (st[a] != v->stride[k] || src->d[a] != v->shape.d[k]) continue;
+      /* the lower axes never carry into a, the higher ones never change it */
+      int64_t below = 0, wrap = st[a] * src->d[a];
+      bool ok = true;
+      for (int j = 0; j < v->shape.rank && ok; j++) {
+        if (j == k || v->shape.d[j] < 2 || v->stride[j] == 0) continue;
+        int64_t t;
+        if (v->stride[j] >= st[a]) ok = v->stride[j] % wrap == 0;
+        else ok = !ir_mul_ov(v->stride[j], v->shape.d[j] - 1, &t) && !ir_add_ov(below, t, &below);
+      }
+      if (ok && below < st[a]) axis[k] = a;
+    }
+  }
+}
+
+/* Operand `b` (of the view's shape) as a value of the reduction's shape
+ * `rs`, or IR_NONE: a constant, or a broadcast varying only along axes
+ * that `axis` maps. */
+static ir_ref operand_over(ir_graph *g, ir_ref b, const int *axis, const ir_shape *rs) {
+  ir_node n = g->nodes[b];
+  if (n.op == IR_LOAD && !n.sym_value) {
+    n.shape = *rs;
+    return ir_add_node(g, &n);
+  }
+  if (!plain_view(&n)) return IR_NONE;
+  ir_view o = n.view;
+  o.shape = *rs;
+  for (int a = 0; a < rs->rank; a++) o.stride[a] = 0, o.lo[a] = 0, o.hi[a] = rs->d[a];
+  for (int k = 0; k < n.shape.rank; k++) {
+    if (n.shape.d[k] < 2 || n.view.stride[k] == 0) continue;
+    if (axis[k] < 0) return IR_NONE;
+    o.stride[axis[k]] = n.view.stride[k];
+  }
+  n.shape = *rs, n.view = o, n.label = NULL;
+  return ir_add_node(g, &n);
+}
+
+/* The view `u` (over a contiguous value of shape `es`) re-expressed over
+ * the buffer that `v` reads that value from; false when an axis of u does
+ * not move along one axis of es. */
+static bool compose(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out) {
+  int64_t st[IR_MAX_RANK], f0 = u->offset, e0[IR_MAX_RANK] = {0}, span[IR_MAX_RANK] = {0};
+  int map[IR_MAX_RANK];
+  ir_contiguous_strides(es, st);
+  for (int k = 0; k < u->shape.rank; k++) {
+    int64_t t;
+    if (u->lo[k] >= u->hi[k] || ir_mul_ov(u->stride[k], u->lo[k], &t) || ir_add_ov(f0, t, &f0)) return false;
+    map[k] = -1;
+    if (u->hi[k] - u->lo[k] < 2 || u->stride[k] == 0) continue;
+    for (int a = 0; a < es->rank && map[k] < 0; a++)
+      if (es->d[a] > 1 && st[a] == u->stride[k]) map[k] = a;
+    if (map[k] < 0) return false;
+    span[map[k]] += u->hi[k] - 1 - u->lo[k];
+  }
+  if (f0 < 0 || f0 >= ir_shape_numel(es)) return false;
+  *out = *u;
+  int64_t off = v->offset;
+  for (int a = 0; a < es->rank; a++) {
+    if (es->d[a] == 1) continue; /* stride 0 */
+    e0[a] = f0 / st[a], f0 %= st[a];
+    if (e0[a] + span[a] >= es->d[a]) return false;
+    off += v->stride[a] * e0[a];
+  }
+  for (int k = 0; k < u->shape.rank; k++) {
+    out->stride[k] = map[k] < 0 ? 0 : v->stride[map[k]];
+    off -= out->stride[k] * u->lo[k];
+  }
+  out->offset = off;
+  return true;
+}
+
+/* A reduction, or an element-wise op over one (sunk here before). */
+static bool from_reduce(const ir_graph *g, ir_ref r, int depth) {
+  const ir_node *n = &g->nodes[r];
+  if (n->reduce) return true;
+  if (!elementwise(n) || depth > 8) return false;
+  for (int i = 0; i < n->nsrc; i++)
+    if (ir_shape_eq(&g->nodes[n->src[i]].shape, &n->shape) && from_reduce(g, n->src[i], depth + 1)) return true;
+  return false;
+}
+
+static bool sink_one(ir_graph *g, ir_ref e) {
+  const ir_node *n = &g->nodes[e];
+  if (!elementwise(n) || !ir_shape_is_static(&n->shape)) return false;
+  for (int i = 0; i < g->noutputs; i++)
+    if (g->outputs[i] == e) return false;
+  /* the one view of a reduction among the operands */
+  ir_ref vref = IR_NONE;
+  for (int i = 0; i < n->nsrc; i++) {
+    const ir_node *s = &g->nodes[n->src[i]];
+    if (!plain_view(s) || s->view.offset != 0 || !from_reduce(g, s->src[0], 0)) continue;
+    if (vref != IR_NONE && vref != n->src[i]) return false;
+    vref = n->src[i];
+  }
+  if (vref == IR_NONE) return false;
+  ir_view v = g->nodes[vref].view;
+  ir_ref r = g->nodes[vref].src[0];
+  ir_shape rs = g->nodes[r].shape;
+  /* only where the view drops columns (a window): a plain reshape would
+   * move epilogues of matmuls that fuse as they are */
+  if (!ir_shape_is_static(&rs) || ir_shape_numel(&rs) <= ir_shape_numel(&n->shape) ||
+      ir_shape_numel(&rs) / 2 > ir_shape_numel(&n->shape))
+    return false;
+  /* every reader must read the result through a view that composes */
+  ir_view composed[64];
+  ir_ref users[64];
+  int nu = 0;
+  for (ir_ref u = 0; u < g->nnodes; u++) {
+    const ir_node *un = &g->nodes[u];
+    for (int i = 0; i < un->nsrc; i++) {
+      if (un->src[i] != e) continue;
+      if (nu == 64) return false;
+      users[nu] = u;
+      if (un->op == IR_VIEW &&
+          (un->view.gather || !compose(&un->view, &n->shape, &v, &composed[nu])))
+        return false;
+      nu++;
+      break;
+    }
+  }
+  if (!nu) return false;
+  int axis[IR_MAX_RANK];
+  identity_axes(&v, &rs, axis);
+  ir_node x = *n;
+  for (int i = 0; i < x.nsrc; i++) {
+    x.src[i] = x.src[i] == vref ? r : operand_over(g, x.src[i], axis, &rs);
+    if (x.src[i] == IR_NONE) return false; /* nodes added so far are dropped by ir_compact */
+  }
+  x.shape = rs;
+  ir_ref ex = ir_add_node(g, &x);
+  v.shape = g->nodes[e].shape; /* unchanged; the view now reads the op's result */
+  ir_node vn = g->nodes[vref];
+  vn.dtype = x.dtype, vn.src[0] = ex, vn.view = v;
+  ir_ref nv = ir_add_node(g, &vn);
+  for (int j = 0; j < nu; j++) {
+    ir_node *un = &g->nodes[users[j]];
+    if (un->op == IR_VIEW) {
+      un->src[0] = ex, un->view = composed[j];
+    } else {
+      for (int i = 0; i < un->nsrc; i++)
+        if (un->src[i] == e) un->src[i] = nv;
+    }
+  }
+  return true;
+}
+
+int ir_rewrite_sink_views(ir_graph *g) {
+  int count = 0;
+  for (bool again = !g->failed; again;) {
+    again = false;
+    int n = g->nnodes, c = 0;
+    for (ir_ref r = 0; r < n; r++) c += sink_one(g, r);
+    if (c || g->nnodes != n) ir_compact(g);
+    count += c, again = c > 0;
+  }
+  return count;
+}
