@@ -217,16 +217,31 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
   case isl_ast_node_mark: {
     isl_id *id = isl_ast_node_mark_get_id(node);
     isl_ast_node *b = isl_ast_node_mark_get_node(node);
+    char *first = NULL;
     if (!strcmp(isl_id_get_name(id), SCHED_MARK_REDUCTION)) {
+      c->k_loop = isl_ast_node_get_type(b) == isl_ast_node_for;
+      first = c->k_loop && c->k->gemm.on ? cg_prefetch_first(c, b) : NULL;
+      if (first) {
+        /* the first row block's copy of the k loop prefetches, the other one not */
+        cg_line(c->body, c->depth++, "if (%s == 0) {", first);
+        cg_line(c->body, c->depth, "O2C_NOUNROLL");
+        print_node(c, b);
+        cg_line(c->body, c->depth - 1, "} else {");
+        c->k_loop = c->later_block = true;
+      }
       cg_line(c->body, c->depth, "O2C_NOUNROLL");
       c->out->nounroll = true;
-      c->k_loop = isl_ast_node_get_type(b) == isl_ast_node_for;
     }
     bool sliced = !strcmp(isl_id_get_name(id), SCHED_MARK_KSLICES), in_slices = c->in_slices;
     c->in_slices |= sliced;
     isl_id_free(id);
     print_node(c, b);
     c->in_slices = in_slices;
+    if (first) {
+      c->later_block = false;
+      cg_line(c->body, --c->depth, "}");
+      free(first);
+    }
     isl_ast_node_free(b);
     break;
   }

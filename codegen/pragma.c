@@ -130,16 +130,58 @@ static isl_bool find_user(__isl_keep isl_ast_node *node, void *user) {
   return isl_bool_false;
 }
 
+/* The block index arguments of the update statement under k loop `kloop`:
+ * the column panel, the k step and the row block (NULL where the kernel
+ * has no such axis). */
+static bool block_args(const sched_kernel *k, isl_ast_node *kloop, cg_buf *tile, cg_buf *red, cg_buf *mtile) {
+  const sched_gemm *gm = &k->gemm;
+  find_stmt f = {SCHED_STMT_UPDATE, NULL};
+  isl_ast_node_foreach_descendant_top_down(kloop, find_user, &f);
+  if (!f.call) return false;
+  for (int i = 0, arg = 1; i < k->naxes; i++) {
+    int a = k->axes[i];
+    if (a == gm->n) cg_expr_arg(tile, f.call, arg);
+    if (a == gm->k) cg_expr_arg(red, f.call, arg);
+    if (a == gm->m) cg_expr_arg(mtile, f.call, arg);
+    arg += a == gm->n || a == gm->m ? 2 : 1;
+  }
+  isl_ast_expr_free(f.call);
+  return tile->s && red->s;
+}
+
+static bool panel_prefetch(const sched_kernel *k) {
+  const sched_gemm *gm = &k->gemm;
+  int64_t K = k->space.d[gm->k], N = k->space.d[gm->n];
+  return gm->prefetch && gm->npacked && !ir_dim_is_sym(K) && !ir_dim_is_sym(N) && (N + gm->nr - 1) / gm->nr >= 2;
+}
+
+/* Only the first row block of a panel prefetches the next panel (row
+ * blocks run inside panels where panels are packed): one fetch per line is
+ * enough, and the k loop is issue-bound. With a row block index that is
+ * not a constant, the k loop is printed twice, `if (index == 0)` with the
+ * prefetch and `else` without (emit.c): the prefetch in every block cost
+ * 3-5 % of llama-base S = 128 on AVX2, and a test of the index inside the
+ * loop (gcc 12 does not unswitch it) 8 % of a 768 x 768 block loop with
+ * hot weights. Returns that index, or NULL. */
+char *cg_prefetch_first(cg_kernel *c, isl_ast_node *kloop) {
+  if (c->k->gemm.m < 0 || !panel_prefetch(c->k)) return NULL;
+  cg_buf tile = {0}, red = {0}, mtile = {0};
+  bool ok = block_args(c->k, kloop, &tile, &red, &mtile);
+  free(tile.s), free(red.s);
+  char *end = "";
+  if (ok && mtile.s) strtoll(mtile.s, &end, 10);
+  if (ok && mtile.s && *end) return mtile.s;
+  free(mtile.s);
+  return NULL;
+}
+
 /* At the top of a register block's k loop, for each packed weight (where
  * the scheduler asks for it: gemm.c):
  * - prefetch: its line for this k in the next column panel is fetched into
  *   cache, so the first row block of that panel does not wait for memory
- *   (the next panel of the last one is itself); only in the first row block
- *   of this panel (row blocks run inside panels where panels are packed), as
- *   one fetch per line is enough and the k loop is issue-bound: the same
- *   prefetch in every row block cost 3-5 % of llama-base S = 128 on AVX2
- *   (the test on the block index is a predicted branch: gcc 12 does not
- *   unswitch it);
+ *   (the next panel of the last one is itself); not in later row blocks
+ *   (above): a remainder block of a constant index prefetches only when it
+ *   is block 0;
  * - ahead: a single row's line gm->ahead elements past this k's (panels are
  *   contiguous: past the end of one is the start of the next), clamped to
  *   the buffer's last element. */
@@ -149,44 +191,28 @@ void cg_prefetch_weights(cg_kernel *c, isl_ast_node *kloop) {
   int64_t K = k->space.d[gm->k], N = k->space.d[gm->n];
   if ((!gm->prefetch && !gm->ahead) || !gm->npacked || ir_dim_is_sym(K) || ir_dim_is_sym(N)) return;
   int64_t npan = (N + gm->nr - 1) / gm->nr, panel = K * gm->nr, last = npan * panel - 1;
-  if (!gm->ahead && npan < 2) return;
-  find_stmt f = {SCHED_STMT_UPDATE, NULL};
-  isl_ast_node_foreach_descendant_top_down(kloop, find_user, &f);
-  if (!f.call) return;
   cg_buf tile = {0}, red = {0}, mtile = {0};
-  for (int i = 0, arg = 1; i < k->naxes; i++) {
-    int a = k->axes[i];
-    if (a == gm->n) cg_expr_arg(&tile, f.call, arg);
-    if (a == gm->k) cg_expr_arg(&red, f.call, arg);
-    if (a == gm->m) cg_expr_arg(&mtile, f.call, arg);
-    arg += a == gm->n || a == gm->m ? 2 : 1;
+  if (!block_args(k, kloop, &tile, &red, &mtile)) {
+    free(tile.s), free(red.s), free(mtile.s);
+    return;
   }
-  isl_ast_expr_free(f.call);
-  /* the first row block: always without rows; a block of a constant index
-   * (the remainder rows) is the first only when it is block 0 */
-  cg_buf first = {0};
-  bool later = false;
-  if (mtile.s) {
-    char *end;
-    long long v = strtoll(mtile.s, &end, 10);
-    if (*end) cg_printf(&first, "if (%s == 0) ", mtile.s);
-    else later = v != 0;
-  }
+  char *end = "";
+  bool later = c->later_block || (mtile.s && strtoll(mtile.s, &end, 10) != 0 && !*end);
   for (int i = 0; i < gm->npacked; i++) {
     bool seen = false;
     for (int j = 0; j < i; j++) seen |= gm->packed_buf[j] == gm->packed_buf[i];
-    if (seen || !tile.s || !red.s) continue;
+    if (seen) continue;
     int b = cg_kernel_arg(c, gm->packed_buf[i]);
-    if (gm->prefetch && npan >= 2 && !later)
-      cg_line(c->body, c->depth, "%sO2C_PREFETCH(&b%d[%lld * (%s + 1 < %lld ? %s + 1 : %s) + %d * %s]);",
-              first.s ? first.s : "", b, (long long)panel, tile.s, (long long)npan, tile.s, tile.s, gm->nr, red.s);
+    if (panel_prefetch(k) && !later)
+      cg_line(c->body, c->depth, "O2C_PREFETCH(&b%d[%lld * (%s + 1 < %lld ? %s + 1 : %s) + %d * %s]);", b,
+              (long long)panel, tile.s, (long long)npan, tile.s, tile.s, gm->nr, red.s);
     if (gm->ahead)
       cg_line(c->body, c->depth, "O2C_PREFETCH(&b%d[%lld * %s + %d * %s + %d < %lld ? %lld * %s + %d * %s + %d : %lld]);",
               b, (long long)panel, tile.s, gm->nr, red.s, gm->ahead, (long long)last, (long long)panel, tile.s,
               gm->nr, red.s, gm->ahead, (long long)last);
     c->out->prefetch = true;
   }
-  free(tile.s), free(red.s), free(mtile.s), free(first.s);
+  free(tile.s), free(red.s), free(mtile.s);
 }
 
 static bool is_reduced(const sched_kernel *k, int a) {
