@@ -518,8 +518,8 @@ void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *
         cg_printf(&line, "acc%d%s = (%s)(acc%d%s %s %s);", stage, c->acc_sub, cg_ctype(r->dtype),
                   stage, c->acc_sub, r->op == IR_ADD ? "+" : "*", v.s);
       else
-        cg_printf(&line, "acc%d = (%s)((%s)acc%d %s (%s)%s);", stage, cg_ctype(r->dtype),
-                  wide_unsigned(r->dtype), stage, r->op == IR_ADD ? "+" : "*",
+        cg_printf(&line, "acc%d%s = (%s)((%s)acc%d%s %s (%s)%s);", stage, c->acc_sub, cg_ctype(r->dtype),
+                  wide_unsigned(r->dtype), stage, c->acc_sub, r->op == IR_ADD ? "+" : "*",
                   wide_unsigned(r->dtype), v.s);
     }
   } else {

@@ -316,6 +316,9 @@ ir_ref imp_tap_slice(ir_graph *g, ir_ref xp, const imp_window *w, const int64_t 
 ir_ref imp_fold_taps(ir_graph *g, ir_ref xp, const imp_window *w, ir_op op);
 /* The kernel_shape attribute, `nsp` entries. */
 int imp_kernel_attr(imp_node *n, int nsp, int64_t *k);
+/* Conv of x by w (op_conv.c's register-blocked forms, zero padding), the
+ * node's window attributes and group; no bias. */
+ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref w);
 
 /* The input of a windowed op as its taps read it: the padded input copied
  * once into the stride phases some tap reads (window.c says why), made by

@@ -93,15 +93,31 @@ bool imp_qrange(ir_dtype t, double *lo, double *hi) {
   }
 }
 
-/* saturate(imp_round_even(v) + zp) cast to `out`; v is float64, zp any
- * integer tensor (or IR_NONE for zero). */
+/* v clamped to [lo, hi] by two selects (NaN passes): gcc vectorises
+ * those, and not the max helper's short-circuit compare in a longer
+ * expression. */
+static ir_ref clamp_sel(ir_graph *g, ir_ref v, double lo, double hi) {
+  v = ir_where(g, ir_binary(g, IR_LT, v, imp_k(g, v, lo)), imp_k(g, v, lo), v);
+  return ir_where(g, ir_binary(g, IR_LT, imp_k(g, v, hi), v), imp_k(g, v, hi), v);
+}
+
+/* saturate(round_half_even(v) + zp) cast to `out`; v is float64, zp any
+ * integer tensor (or IR_NONE for zero). Every output range lies within
+ * +-2^32, so v is clamped to +-2^40 first (the same saturation), and there
+ * adding and subtracting 1.5 * 2^52 rounds it to an integer half to even
+ * (the sum's ulp is 1, the rounding IEEE's default): a few vector
+ * instructions, where imp_round_even's int64 floor and parity left gcc
+ * scalar code with branches (DynamicQuantizeLinear + shift of 1M floats:
+ * 13 ms, a third of a quantized conv net's time). NaN gives 0 + zp, as the
+ * floor form did. */
 ir_ref imp_requant(ir_graph *g, ir_ref v, ir_ref zp, ir_dtype out) {
-  double lo = 0, hi = 0;
+  double lo = 0, hi = 0, magic = 6755399441055744.0; /* 1.5 * 2^52 */
   imp_qrange(out, &lo, &hi);
-  v = imp_clamp(g, v, -4e18, 4e18);
-  ir_ref r = imp_round_even(g, v);
+  v = clamp_sel(g, v, -0x1p40, 0x1p40);
+  ir_ref r = imp_add(g, imp_add(g, v, imp_k(g, v, magic)), imp_k(g, v, -magic));
+  r = ir_where(g, ir_binary(g, IR_NEQ, v, v), imp_k(g, v, 0), r);
   if (zp != IR_NONE) r = imp_add(g, r, ir_cast(g, zp, IR_F64));
-  return ir_cast(g, imp_clamp(g, r, lo, hi), out);
+  return ir_cast(g, clamp_sel(g, r, lo, hi), out);
 }
 
 

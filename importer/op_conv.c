@@ -234,31 +234,31 @@ static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w
   return ir_view_permute(g, y, perm);
 }
 
-/* Conv: one of the forms above, then the bias. */
-static int lower_conv(imp_node *n) {
+/* The convolution of x [N, C, L...] by wt [M, C/G, k...] (same type, float
+ * or int32) as one of the forms above, [N, M, O...]; the node's kernel_shape,
+ * strides, dilations, pads and group. Padding is with zeros: ConvInteger
+ * passes its operands less their zero points. */
+ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt) {
   ir_graph *g = n->g;
-  ir_ref x = imp_req(n, 0), wt = imp_req(n, 1), b = imp_in(n, 2);
-  if (x == IR_NONE || wt == IR_NONE || ir_failed(g)) return -1;
-  ir_dtype dt = imp_dtype(n, x);
-  if (!ir_dtype_is_float(dt)) return imp_fail(n, "input type %s is not supported (floating point only)", ir_dtype_name(dt));
-  if (imp_dtype(n, wt) != dt) return imp_fail(n, "X and W have different types");
+  if (x == IR_NONE || wt == IR_NONE || ir_failed(g)) return IR_NONE;
   ir_shape xs = *imp_shape(n, x), ws = *imp_shape(n, wt);
-  if (ws.rank != xs.rank) return imp_fail(n, "W rank %d differs from X rank %d", ws.rank, xs.rank);
+  if (ws.rank != xs.rank) return imp_fail(n, "W rank %d differs from X rank %d", ws.rank, xs.rank), IR_NONE;
   int nsp = xs.rank - 2;
   int64_t k[IMP_MAX_SP];
   for (int i = 0; i < nsp && i < IMP_MAX_SP; i++) k[i] = ws.d[i + 2];
   if (imp_has_attr(n, "kernel_shape")) {
     int64_t ka[IMP_MAX_SP];
-    if (imp_kernel_attr(n, nsp, ka)) return -1;
+    if (imp_kernel_attr(n, nsp, ka)) return IR_NONE;
     for (int i = 0; i < nsp; i++)
-      if (ka[i] != k[i]) return imp_fail(n, "kernel_shape disagrees with the shape of W");
+      if (ka[i] != k[i]) return imp_fail(n, "kernel_shape disagrees with the shape of W"), IR_NONE;
   }
   imp_window w;
-  if (imp_window_init(n, &w, &xs, k, false)) return -1;
+  if (imp_window_init(n, &w, &xs, k, false)) return IR_NONE;
   int64_t G = imp_attr_i(n, "group", 1), N = xs.d[0], C = xs.d[1], M = ws.d[0];
   if (G < 1 || C % G || M % G || ws.d[1] != C / G)
-    return imp_fail(n, "group=%lld does not fit C=%lld, M=%lld, W channels=%lld", (long long)G,
-                    (long long)C, (long long)M, (long long)ws.d[1]);
+    return imp_fail(n, "group=%lld does not fit C=%lld, M=%lld, W channels=%lld", (long long)G, (long long)C,
+                    (long long)M, (long long)ws.d[1]),
+           IR_NONE;
   /* x -> [N, G, 1, C/G, spatial...] (padded); w -> [1, G, M/G, C/G, k...] */
   ir_shape xr = {.rank = xs.rank + 2, .d = {N, G, 1, C / G}};
   ir_shape wr = {.rank = xs.rank + 2, .d = {1, G, M / G, C / G}};
@@ -272,10 +272,22 @@ static int lower_conv(imp_node *n) {
     y = f == CONV_MATMUL ? conv_matmul(g, x5, wt, &w, M)
         : f == CONV_TAPS ? conv_taps(g, x5, wt, &w, wr)
                          : conv_window(g, x5, wt, &w, wr, f == CONV_WIDE);
-  y = ir_view_reshape(g, y, os);
+  return ir_view_reshape(g, y, os);
+}
+
+/* Conv: imp_conv, then the bias. */
+static int lower_conv(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x = imp_req(n, 0), wt = imp_req(n, 1), b = imp_in(n, 2);
+  if (x == IR_NONE || wt == IR_NONE || ir_failed(g)) return -1;
+  ir_dtype dt = imp_dtype(n, x);
+  if (!ir_dtype_is_float(dt)) return imp_fail(n, "input type %s is not supported (floating point only)", ir_dtype_name(dt));
+  if (imp_dtype(n, wt) != dt) return imp_fail(n, "X and W have different types");
+  ir_ref y = imp_conv(n, x, wt);
+  if (y == IR_NONE) return -1;
   if (b != IR_NONE) {
-    ir_shape bs = {.rank = xs.rank, .d = {1, M}};
-    for (int i = 0; i < nsp; i++) bs.d[2 + i] = 1;
+    int64_t M = imp_shape(n, wt)->d[0];
+    ir_shape bs = imp_unit_shape(imp_shape(n, x)->rank, 1, M);
     if (ir_shape_numel(imp_shape(n, b)) != M) return imp_fail(n, "bias B must have M=%lld elements", (long long)M);
     y = ir_binary(g, IR_ADD, y, ir_view_reshape(g, b, bs));
   }

@@ -1,6 +1,6 @@
-/* op_convint.c — the convolutions that keep the one-dot-product window
- * core (ConvInteger, QLinearConv, ConvTranspose) and MaxUnpool. Float Conv
- * takes the blocked path in op_conv.c. */
+/* op_convint.c — ConvInteger and QLinearConv (int32 sums on Conv's
+ * blocked forms, op_conv.c), ConvTranspose (blocks when the kernel is the
+ * stride, else the one-dot-product window core below) and MaxUnpool. */
 #include "importer_impl.h"
 
 #include <string.h>
@@ -148,30 +148,22 @@ static int kernel_of(imp_node *n, ir_ref w, int64_t *k, int *nsp) {
   }
   return 0;
 }
-static int conv_prepare(imp_node *n, ir_ref x, ir_ref w, cgeom *c) {
-  int64_t k[NSP_MAX];
-  int nsp;
-  if (ir_failed(n->g) || kernel_of(n, w, k, &nsp)) return -1;
-  ir_shape xs = imp_gshape(n->g, x);
-  if (xs.rank != nsp + 2) return imp_fail(n, "X rank %d differs from W rank %d", xs.rank, nsp + 2);
-  return conv_geom(n, c, nsp, xs.d + 2, k);
-}
-
+/* (x - x_zero_point) conv (w - w_zero_point) in int32 on Conv's blocked
+ * forms: exact, and the zero padding is a zero of the shifted input. */
 static int lower_convinteger(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0), w = imp_req(n, 1), xz = imp_in(n, 2), wz = imp_in(n, 3);
-  cgeom c;
-  if (ir_failed(g) || conv_prepare(n, x, w, &c)) return -1;
-  return imp_set_out(n, 0, conv_core(n, imp_shift_i32(g, x, xz, 1), imp_shift_i32(g, w, wz, 0), &c));
+  if (ir_failed(g)) return -1;
+  return imp_set_out(n, 0, imp_conv(n, imp_shift_i32(g, x, xz, 1), imp_shift_i32(g, w, wz, 0)));
 }
 
 static int lower_qlinearconv(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0), xs = imp_req(n, 1), xz = imp_req(n, 2), w = imp_req(n, 3), ws = imp_req(n, 4);
   ir_ref wz = imp_req(n, 5), ys = imp_req(n, 6), yz = imp_req(n, 7), b = imp_in(n, 8);
-  cgeom c;
-  if (ir_failed(g) || conv_prepare(n, x, w, &c)) return -1;
-  ir_ref acc = conv_core(n, imp_shift_i32(g, x, xz, 1), imp_shift_i32(g, w, wz, 0), &c);
+  if (ir_failed(g)) return -1;
+  ir_ref acc = imp_conv(n, imp_shift_i32(g, x, xz, 1), imp_shift_i32(g, w, wz, 0));
+  if (acc == IR_NONE) return -1;
   int rank = imp_gshape(g, x).rank;
   if (b != IR_NONE) acc = imp_add(g, acc, imp_along(g, ir_cast(g, b, IR_I32), rank, 1));
   ir_ref m = imp_qmultiplier(g, xs, imp_along(g, ws, rank, 1), ys);

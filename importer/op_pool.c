@@ -41,7 +41,7 @@ static ir_ref pool_indices(imp_node *n, ir_ref xp, ir_ref y, const imp_window *w
  * masked view no tap loop vectorised (ResNet-18's 3x3/2 MaxPool over
  * 64 x 112 x 112 was 15 % of the model). */
 static ir_ref pool_taps(ir_graph *g, ir_ref x, const imp_window *w, ir_op op, double pad) {
-  const ir_shape *xs = &ir_node_get(g, x)->shape;
+  const ir_shape xs0 = ir_node_get(g, x)->shape, *xs = &xs0; /* a copy: the graph grows below */
   imp_window_input ci = {.ph = IR_NONE};
   ir_shape r = {.rank = 4 + w->nsp, .d = {xs->d[0], xs->d[1], 1, 1}};
   if (4 + 2 * w->nsp <= IR_MAX_RANK && ir_shape_is_static(xs)) {

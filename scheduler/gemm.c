@@ -298,7 +298,7 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
   if (!k->nstages || k->nred < 1 || k->final_full || k->nouter < 1) return;
   for (int i = 0; i < k->nstages; i++) {
     const ir_node *s = ir_node_get(g, k->stages[i]);
-    if (s->op != IR_ADD || s->dtype != IR_F32) return;
+    if (s->op != IR_ADD || (s->dtype != IR_F32 && s->dtype != IR_I32)) return;
   }
   /* n: the space axis of the output's innermost axis, stored with unit stride */
   const ir_node *root = ir_node_get(g, k->root);
