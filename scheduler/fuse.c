@@ -241,6 +241,17 @@ static void hoist_gathers(fuse_ctx *f, sched_kernel *k) {
     ok = !reads_stage(f, k, e);
   }
   for (int i = 0; i < k->nouter; i++) outer |= 1u << k->outer[i];
+  /* an index along the output's unit-stride axis (a Resize's columns)
+   * stays where it is read: hoisted, that axis would run outermost and
+   * every store stride a row (the seg net's 2x bilinear Resizes to 512 x
+   * 512: a fifth of its time) */
+  const ir_node *root = ir_node_get(f->p->g, k->root);
+  int last = -1;
+  for (int i = root->shape.rank - 1; i >= 0 && last < 0; i--)
+    if (root->shape.d[i] != 1) last = k->root_axis[i];
+  uint32_t all = 0;
+  for (int i = 0; i < k->naxes; i++) all |= 1u << k->axes[i];
+  if (!k->nstages && last >= 0 && (deps & (1u << last)) && (all & ~deps)) ok = false;
   if (!ok || !k->ngathers || (k->nstages && (deps & ~outer))) {
     k->ngathers = 0;
     return;
