@@ -90,6 +90,13 @@ int imp_set_out(imp_node *n, int i, ir_ref r);
  * i's length (and axis), or IR_NONE when its shape is static. */
 int imp_set_out_len(imp_node *n, int i, ir_ref r, int axis, ir_ref len);
 ir_ref imp_in_len(imp_node *n, int i, int *axis);
+/* Slice whose starts or ends are known only at run time (op_select.c), one
+ * axis of static size d, constant axes and steps: computed at the bound
+ * ceil(d / |step|) along it with ONNX's clamping done on the values, the
+ * first `len` entries valid. 1 when it set the output, 0 when the slice is
+ * not of that form (its bounds must be constants: run and verify freeze
+ * the inputs they come from), -1 on error. */
+int imp_slice_runtime(imp_node *n);
 /* The value output `i` was set to (IR_NONE when not set). */
 ir_ref imp_out_ref(imp_node *n, int i);
 bool imp_any_in_len(imp_node *n);

@@ -7,7 +7,7 @@
  * position, and each position reads its source by a one-hot over the
  * sources (which the gather rewrite turns into an indexed read). Also the
  * rule that passes a length through the ops that can take one
- * (imp_dyn_pass). */
+ * (imp_dyn_pass), and Slice with bounds known only at run time. */
 #include "importer_impl.h"
 
 #include <stdio.h>
@@ -56,11 +56,11 @@ static ir_ref pick_rows(ir_graph *g, ir_ref x3, ir_ref src, int64_t P, int64_t L
 }
 
 /* Every input of value-dependent length must be one the lowering reads
- * (bit i of `ok`). */
+ * (bit i of `ok`); else run and verify freeze the inputs it comes from. */
 static int refuse_lengths(imp_node *n, unsigned ok) {
   for (int i = 0; i < imp_nin(n); i++)
     if (!(ok >> i & 1) && imp_in_len(n, i, NULL) != IR_NONE)
-      return imp_fail(n, "input %d ('%s') has a length known only at run time: not supported here", i,
+      return imp_need_value(n, imp_in_len(n, i, NULL)), imp_fail(n, "input %d ('%s') has a length known only at run time: not supported here", i,
                       n->proto->input[i]);
   return 0;
 }
@@ -366,6 +366,59 @@ imp_lower_fn imp_dyn_lowering(imp_node *n) {
   return NULL;
 }
 
+/* ------------------------------------------------ Slice at run-time bounds */
+
+/* One int64 scalar from a 1-element integer tensor. */
+static ir_ref scalar_i64(imp_node *n, ir_ref r) {
+  return ir_cast(n->g, ir_view_reshape(n->g, r, (ir_shape){0}), IR_I64);
+}
+
+static ir_ref clamp(ir_graph *g, ir_ref v, int64_t lo, int64_t hi) {
+  return ir_min(g, ir_binary(g, IR_MAX, v, i64(g, lo)), i64(g, hi));
+}
+
+int imp_slice_runtime(imp_node *n) {
+  ir_graph *g = n->g;
+  if (n->opset < 10 || !imp_has_in(n, 1) || !imp_has_in(n, 2) || imp_any_in_len(n)) return 0;
+  ir_ref x = imp_in(n, 0), st = imp_in(n, 1), en = imp_in(n, 2);
+  if (x == IR_NONE || st == IR_NONE || en == IR_NONE || (ir_is_const(g, st) && ir_is_const(g, en))) return 0;
+  for (int i = 3; i < 5; i++)
+    if (imp_has_in(n, i) && !ir_is_const(g, imp_in(n, i))) return 0;
+  const ir_shape *ss = imp_shape(n, st), *es = imp_shape(n, en);
+  if (ss->rank != 1 || ss->d[0] != 1 || es->rank != 1 || es->d[0] != 1) return 0;
+  int64_t axis = 0, step = 1;
+  int ca = imp_has_in(n, 3) ? imp_const_ints(n, 3, &axis, 1) : 1;
+  int cs = imp_has_in(n, 4) ? imp_const_ints(n, 4, &step, 1) : 1;
+  if (ca < 0 || cs < 0) return -1;
+  if (ca != 1 || cs != 1) return 0;
+  ir_shape s = *imp_shape(n, x);
+  int a = imp_axis(n, axis, s.rank);
+  if (a < 0) return -1;
+  if (step == 0) return imp_fail(n, "step 0 on axis %d", a);
+  int64_t d = s.d[a];
+  if (ir_dim_is_sym(d) || d < 1 || step == INT64_MIN) return 0;
+  /* ONNX's clamping, on the values: negative bounds count from the end */
+  int64_t k = step < 0 ? -step : step, B = d / k + (d % k != 0);
+  ir_ref s0 = scalar_i64(n, st), e0 = scalar_i64(n, en), zero = i64(g, 0);
+  s0 = ir_where(g, ir_binary(g, IR_LT, s0, zero), ir_binary(g, IR_ADD, s0, i64(g, d)), s0);
+  e0 = ir_where(g, ir_binary(g, IR_LT, e0, zero), ir_binary(g, IR_ADD, e0, i64(g, d)), e0);
+  s0 = clamp(g, s0, 0, step > 0 ? d : d - 1);
+  e0 = clamp(g, e0, step > 0 ? 0 : -1, step > 0 ? d : d - 1);
+  ir_ref num = step > 0 ? ir_sub(g, e0, s0) : ir_sub(g, s0, e0);
+  /* ceil(num / k) as (num - 1) / k + 1: num + k - 1 could overflow for a huge step */
+  ir_ref len = ir_where(g, ir_binary(g, IR_LT, zero, num),
+                        imp_add(g, ir_binary(g, IR_IDIV, ir_sub(g, num, i64(g, 1)), i64(g, k)), i64(g, 1)), zero);
+  /* output i reads s0 + i * step, which is in [0, d) for i < len */
+  ir_ref i = ir_iota(g, SH(B), 0), valid = ir_binary(g, IR_LT, i, len);
+  ir_ref e = ir_where(g, valid, ir_binary(g, IR_ADD, s0, ir_binary(g, IR_MUL, i, i64(g, step))), zero);
+  int64_t P, D, Q;
+  ir_ref x3 = as3(g, x, a, &P, &D, &Q);
+  if (x3 == IR_NONE || check_pairs(n, B, ir_dim_mul(ir_dim_mul(P, Q), D))) return -1;
+  ir_ref y = pick_rows(g, x3, e, P, D, Q, B);
+  y = ir_where(g, ir_view_reshape(g, valid, SH(1, B, 1)), y, ir_scalar(g, ir_node_get(g, y)->dtype, 0));
+  return imp_set_out_len(n, 0, ir_view_reshape(g, y, with_axis(&s, a, B)), a, len) ? -1 : 1;
+}
+
 /* ------------------------------------------------------ lengths passed on */
 
 static bool in_table(const imp_op_entry *t, imp_lower_fn f) {
@@ -429,8 +482,8 @@ int imp_dyn_pass(imp_node *n, imp_lower_fn lower) {
                 !strcmp(op, "Flatten")) && first == 0) {
       oa = reshaped_axis(in, axis, out);
     }
-    if (oa < 0)
-      return imp_fail(n, "input %d ('%s') has a length known only at run time (a value-dependent shape); "
+    if (oa < 0) /* run and verify freeze the inputs the length comes from */
+      return imp_need_value(n, len), imp_fail(n, "input %d ('%s') has a length known only at run time (a value-dependent shape); "
                       "op '%s' cannot take it here", first, n->proto->input[first], op);
     if (imp_set_out_len(n, o, r, oa, len)) return -1;
   }

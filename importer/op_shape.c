@@ -270,6 +270,8 @@ static int clamp_slice_sym(imp_node *n, int64_t d, int64_t s, int64_t e, int64_t
 static int lower_slice(imp_node *n) {
   ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
+  int rt = imp_slice_runtime(n);
+  if (rt) return rt < 0 ? -1 : 0;
   bool inputs = n->opset >= 10;
   ir_shape s = shape_of(n, x);
   int64_t starts[IR_MAX_RANK], ends[IR_MAX_RANK], axes[IR_MAX_RANK], steps[IR_MAX_RANK];

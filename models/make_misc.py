@@ -21,6 +21,10 @@
                       concatenated and cast back to int64 for Reshape to
                       [batch, 4*seq, 2]; the channel count (a plain int32
                       from the same shape) scales it
+  slice_runtime.onnx  Slices whose bounds are values known only at run time
+                      (input k, an ArgMax): x[k:] (then doubled), x[:i+1]
+                      for i the ArgMax of column 0, x[:, k:-7:-2];
+                      slice_k*.pb are the inputs the tests run it on
   convs.onnx          convolutions on the register-blocked path: 3x3 padded,
                       3x3 stride 2, 1x1, depthwise, dilated 3x3 with a
                       residual Add (per-tap form), 3x3 stride 2 on short rows
@@ -248,6 +252,26 @@ save("depthwise", [
     [vi("y1", F, [1, 12, 7, 8]), vi("y2", F, [1, 12, 10, 11]), vi("y3", F, [1, 24, 14, 15]), vi("y4", F, [1, 8, 10, 35])],
     [w("d1w", (12, 1, 5, 5), 0.3), w("d1b", (12,)), w("d2w", (12, 1, 3, 3), 0.3), w("d3w", (24, 1, 3, 3), 0.3),
      w("d3b", (24,)), w("d4w", (24, 1, 3, 3), 0.3), w("s1w", (8, 3, 3, 3), 0.3), w("s1b", (8,))])
+
+# Slices at run-time bounds (importer/op_select.c imp_slice_runtime)
+save("slice_runtime", [
+    helper.make_node("Slice", ["x", "k", "big1", "zero1"], ["a"]),
+    helper.make_node("Mul", ["a", "two_f"], ["y1"]),
+    helper.make_node("Slice", ["x", "zero1", "one1", "one1"], ["col0"]),
+    helper.make_node("ArgMax", ["col0"], ["am"], axis=0, keepdims=1),
+    helper.make_node("Reshape", ["am", "one1"], ["am1"]),
+    helper.make_node("Add", ["am1", "one1"], ["e"]),
+    helper.make_node("Slice", ["x", "zero1", "e", "zero1"], ["y2"]),
+    helper.make_node("Slice", ["x", "k", "minus7", "one1", "minus2"], ["y3"]),
+], [vi("x", F, [10, 6]), vi("k", I64, [1])],
+    [vi("y1", F, ["n1", 6]), vi("y2", F, ["n2", 6]), vi("y3", F, [10, "n3"])],
+    [i64("zero1", [0]), i64("one1", [1]), i64("big1", [9223372036854775807]), i64("minus7", [-7]),
+     i64("minus2", [-2]), numpy_helper.from_array(np.array(2, np.float32), "two_f")])
+with open(os.path.join(HERE, "slice_x.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(rng.standard_normal((10, 6)).astype(np.float32), "x").SerializeToString())
+for k in (3, -2, 20):
+    with open(os.path.join(HERE, "slice_k%d.pb" % k), "wb") as f:
+        f.write(numpy_helper.from_array(np.array([k], np.int64), "k").SerializeToString())
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
