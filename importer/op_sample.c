@@ -168,16 +168,17 @@ static int lower_grid_sample(imp_node *n) {
 /* -------------------------------------------------------------- RoiAlign */
 
 /* The sample positions along one axis of every bin, as onnxruntime's
- * PreCalcForBilinearInterpolate computes them: start + p*bin + (i+.5)*bin/G,
- * of shape `ps` (p iota on axis pa, i iota on axis ia), and in/out of
- * range: outside [-1, len] the sample weighs 0. Sets *lo, *hi (int64) and
- * the fraction *l. */
-static ir_ref roi_axis(ir_graph *g, ir_ref start, ir_ref bin, ir_shape ps, int pa, int ia, int64_t G, int64_t len,
+ * PreCalcForBilinearInterpolate computes them: start + p*bin + (i+.5)*bin/G
+ * for G samples per bin (`gf`: a constant, or per roi when adaptive), of
+ * shape `ps` (p iota on axis pa, i iota on axis ia, ps.d[ia] samples at
+ * most), and in/out of range: outside [-1, len] the sample weighs 0. Sets
+ * *lo, *hi (int64) and the fraction *l. */
+static ir_ref roi_axis(ir_graph *g, ir_ref start, ir_ref bin, ir_shape ps, int pa, int ia, ir_ref gf, int64_t len,
                        ir_ref *lo, ir_ref *hi, ir_ref *l) {
   ir_dtype t = imp_gdtype(g, start);
   ir_ref p = ir_cast(g, ir_iota(g, imp_unit_shape(ps.rank, pa, ps.d[pa]), pa), t);
-  ir_ref i = imp_add(g, ir_cast(g, ir_iota(g, imp_unit_shape(ps.rank, ia, G), ia), t), kf(g, start, 0.5));
-  ir_ref v = imp_add(g, imp_add(g, start, imp_mul(g, p, bin)), ir_div(g, imp_mul(g, i, bin), kf(g, start, (double)G)));
+  ir_ref i = imp_add(g, ir_cast(g, ir_iota(g, imp_unit_shape(ps.rank, ia, ps.d[ia]), ia), t), kf(g, start, 0.5));
+  ir_ref v = imp_add(g, imp_add(g, start, imp_mul(g, p, bin)), ir_div(g, imp_mul(g, i, bin), gf));
   ir_ref out = ir_binary(g, IR_OR, lt(g, v, kf(g, v, -1)), lt(g, kf(g, v, (double)len), v));
   v = ir_binary(g, IR_MAX, v, kf(g, v, 0));
   ir_ref low = ir_cast(g, v, IR_I64), edge = ir_ge(g, low, ki(g, len - 1));
@@ -186,6 +187,18 @@ static ir_ref roi_axis(ir_graph *g, ir_ref start, ir_ref bin, ir_shape ps, int p
   v = ir_where(g, edge, kf(g, v, (double)(len - 1)), v);
   *l = sub(g, v, ir_cast(g, *lo, t));
   return out;
+}
+
+/* sampling_ratio 0 (adaptive): ceil(extent / bins) samples per bin along
+ * an axis, per roi (int64, [R,1,1,1,1,1]; 0 for an empty or inverted roi),
+ * as onnxruntime counts them. At most `max` (a roi larger than the image
+ * by more than a bin needs more: the index error at run time, never a
+ * read past the samples computed). */
+static ir_ref adaptive_count(ir_graph *g, ir_ref extent, int64_t bins, int64_t max) {
+  ir_ref q = ir_div(g, extent, kf(g, extent, (double)bins));
+  ir_ref c = ir_binary(g, IR_MAX, ir_unary(g, IR_NEG, floor_i(g, ir_unary(g, IR_NEG, q))), ki(g, 0));
+  ir_ref last = ir_check_index(g, ir_binary(g, IR_MAX, imp_add(g, c, ki(g, -1)), ki(g, 0)), max);
+  return ir_where(g, lt(g, ki(g, 0), c), imp_add(g, last, ki(g, 1)), c);
 }
 
 static int lower_roi_align(imp_node *n) {
@@ -204,12 +217,18 @@ static int lower_roi_align(imp_node *n) {
   int64_t PH = imp_attr_i(n, "output_height", 1), PW = imp_attr_i(n, "output_width", 1);
   int64_t G = imp_attr_i(n, "sampling_ratio", 0), R = rs.d[0], C = xs.d[1], H = xs.d[2], W = xs.d[3], HW, CHW;
   if (PH < 1 || PW < 1 || PH > (1 << 20) || PW > (1 << 20)) return imp_fail(n, "output_height/width must be in 1..2^20");
-  if (G < 1 || G > 1024) return imp_fail(n, "sampling_ratio %lld is not supported (1..1024; 0, adaptive, is not)", (long long)G);
+  if (G < 0 || G > 1024) return imp_fail(n, "sampling_ratio %lld is not supported (0..1024)", (long long)G);
   if (ir_mul_ov(H, W, &HW) || ir_mul_ov(C, HW, &CHW) || H < 1 || W < 1) return imp_fail(n, "X's size is not supported");
+  /* adaptive: as many samples as a roi the size of the image needs, plus one */
+  int64_t GH = G ? G : (H + PH - 1) / PH + 1, GW = G ? G : (W + PW - 1) / PW + 1, cnt, grid;
+  if (ir_mul_ov(R, C, &cnt) || ir_mul_ov(cnt, PH * PW, &cnt) || ir_mul_ov(GH, GW, &grid) ||
+      ir_mul_ov(cnt, grid, &cnt) || cnt > (INT64_C(1) << 40))
+    return imp_fail(n, "the sample count (%lld rois x %lld channels x bins x samples) overflows 2^40", (long long)R,
+                    (long long)C);
   ir_dtype t = imp_dtype(n, x);
   if (imp_dtype(n, rois) != t) rois = ir_cast(g, rois, t);
-  /* samples: [R, 1, PH, PW, G, G]; the channel axis comes from the gather */
-  ir_shape ps = {.rank = 6, .d = {R, 1, PH, PW, G, G}}, col = {.rank = 6, .d = {R, 1, 1, 1, 1, 1}};
+  /* samples: [R, 1, PH, PW, GH, GW]; the channel axis comes from the gather */
+  ir_shape ps = {.rank = 6, .d = {R, 1, PH, PW, GH, GW}}, col = {.rank = 6, .d = {R, 1, 1, 1, 1, 1}};
   ir_ref r[4];
   double scale = imp_attr_f(n, "spatial_scale", 1.0);
   for (int k = 0; k < 4; k++) {
@@ -218,9 +237,13 @@ static int lower_roi_align(imp_node *n) {
   }
   ir_ref rw = sub(g, r[2], r[0]), rh = sub(g, r[3], r[1]);
   if (!half) rw = ir_binary(g, IR_MAX, rw, kf(g, rw, 1)), rh = ir_binary(g, IR_MAX, rh, kf(g, rh, 1));
+  ir_ref gh = G ? IR_NONE : adaptive_count(g, rh, PH, GH), gw = G ? IR_NONE : adaptive_count(g, rw, PW, GW);
+  /* the divisor of a position: at least 1, so that an empty roi's (unused) positions stay finite */
+  ir_ref gfh = G ? kf(g, rh, (double)G) : ir_cast(g, ir_binary(g, IR_MAX, gh, ki(g, 1)), t);
+  ir_ref gfw = G ? kf(g, rw, (double)G) : ir_cast(g, ir_binary(g, IR_MAX, gw, ki(g, 1)), t);
   ir_ref ylo, yhi, ly, xlo, xhi, lx;
-  ir_ref out_y = roi_axis(g, r[1], ir_div(g, rh, kf(g, rh, (double)PH)), ps, 2, 4, G, H, &ylo, &yhi, &ly);
-  ir_ref out_x = roi_axis(g, r[0], ir_div(g, rw, kf(g, rw, (double)PW)), ps, 3, 5, G, W, &xlo, &xhi, &lx);
+  ir_ref out_y = roi_axis(g, r[1], ir_div(g, rh, kf(g, rh, (double)PH)), ps, 2, 4, gfh, H, &ylo, &yhi, &ly);
+  ir_ref out_x = roi_axis(g, r[0], ir_div(g, rw, kf(g, rw, (double)PW)), ps, 3, 5, gfw, W, &xlo, &xhi, &lx);
   ir_ref keep = ir_cast(g, ir_unary(g, IR_NOT, ir_binary(g, IR_OR, out_y, out_x)), t);
   ir_ref one = kf(g, ly, 1), hy = sub(g, one, ly), hx = sub(g, one, lx);
   /* image row of (batch, channel): [R, C, 1, 1, 1, 1] */
@@ -235,12 +258,24 @@ static int lower_roi_align(imp_node *n) {
                  imp_mul(g, imp_mul(g, ly, hx), tap(&s, yhi, xlo, base)),
                  imp_mul(g, imp_mul(g, ly, lx), tap(&s, yhi, xhi, base))};
   uint32_t axes = 1u << 4 | 1u << 5;
+  ir_ref m = is_max ? ir_binary(g, IR_MAX, ir_binary(g, IR_MAX, ir_binary(g, IR_MAX, v[0], v[1]), v[2]), v[3])
+                    : imp_add(g, imp_add(g, imp_add(g, v[0], v[1]), v[2]), v[3]);
+  m = imp_mul(g, m, keep);
+  if (G) /* every sample of the grid counts */
+    return imp_set_out(n, 0, is_max ? ir_max_reduce(g, m, axes, false)
+                                    : ir_div(g, ir_sum(g, m, axes, false), kf(g, m, (double)(G * G))));
+  /* adaptive: samples past a roi's own counts are not taken; none gives 0 */
+  ir_ref used = ir_binary(g, IR_AND, lt(g, ir_iota(g, imp_unit_shape(6, 4, GH), 4), gh),
+                          lt(g, ir_iota(g, imp_unit_shape(6, 5, GW), 5), gw));
+  ir_ref count = imp_mul(g, gh, gw);
   if (is_max) {
-    ir_ref m = ir_binary(g, IR_MAX, ir_binary(g, IR_MAX, ir_binary(g, IR_MAX, v[0], v[1]), v[2]), v[3]);
-    return imp_set_out(n, 0, ir_max_reduce(g, imp_mul(g, m, keep), axes, false));
+    ir_ref y = ir_max_reduce(g, ir_where(g, used, m, ir_scalar(g, t, ir_dtype_lowest(t))), axes, false);
+    ir_ref any = ir_view_reshape(g, lt(g, ki(g, 0), count), (ir_shape){.rank = 4, .d = {R, 1, 1, 1}});
+    return imp_set_out(n, 0, ir_where(g, any, y, ir_scalar(g, t, 0)));
   }
-  ir_ref sum = imp_add(g, imp_add(g, imp_add(g, v[0], v[1]), v[2]), v[3]);
-  return imp_set_out(n, 0, ir_div(g, ir_sum(g, imp_mul(g, sum, keep), axes, false), kf(g, sum, (double)(G * G))));
+  ir_ref cf = ir_cast(g, ir_binary(g, IR_MAX, count, ki(g, 1)), t);
+  return imp_set_out(n, 0, ir_div(g, ir_sum(g, ir_where(g, used, m, ir_scalar(g, t, 0)), axes, false),
+                                 ir_view_reshape(g, cf, (ir_shape){.rank = 4, .d = {R, 1, 1, 1}})));
 }
 
 const imp_op_entry imp_ops_sample[] = {

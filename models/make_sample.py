@@ -9,7 +9,15 @@
                    made from a random input r[5,4] (x1 = 6(r0+1), y1 =
                    5(r1+1), width 7(r2+1.2), height 6(r3+1.2); boxes reach
                    past the 12x10 image at spatial_scale 0.5 and some are
-                   thinner than a pixel), batch indices [0,1,1,0,1]"""
+                   thinner than a pixel), batch indices [0,1,1,0,1]
+  roialign_adaptive.onnx  the same boxes with sampling_ratio 0 (adaptive:
+                   ceil(roi size / bins) samples per bin and roi, what
+                   torchvision's roi_align(sampling_ratio=-1) exports), as
+                   torchvision exports it: rois [5, 5] with the batch index
+                   in column 0 (Gather, Cast to int64), aligned (half_pixel)
+                   or not, avg and max, bins 2x2 and 3x4
+  roialign_edges.onnx  sampling_ratio 0 on an empty, an inverted, a
+                   whole-image and a larger roi, data below zero"""
 import os
 import numpy as np
 import onnx
@@ -64,3 +72,40 @@ save(nodes, "roialign",
       const("s0", np.array([0], np.int64)), const("s2", np.array([2], np.int64)),
       const("s4", np.array([4], np.int64)), const("ax", np.array([1], np.int64)),
       const("b", np.array([0, 1, 1, 0, 1], np.int64))])
+
+# torchvision-style: rois [K, 5] = (batch index, x1, y1, x2, y2), sampling_ratio 0
+nodes = nodes[:6] + [helper.make_node("Concat", ["bf", "rois"], ["rois5"], axis=1),
+                     helper.make_node("Gather", ["rois5", "zero"], ["b0"], axis=1),
+                     helper.make_node("Cast", ["b0"], ["bi"], to=TensorProto.INT64),
+                     helper.make_node("Slice", ["rois5", "s1", "s5", "ax"], ["boxes"])]
+outs = []
+for mode in ["avg", "max"]:
+    for ctm in ["half_pixel", "output_half_pixel"]:
+        for oh, ow in [(2, 2), (3, 4)]:
+            y = f"{mode}_{ctm}_{oh}x{ow}"
+            nodes.append(helper.make_node("RoiAlign", ["x", "boxes", "bi"], [y], mode=mode,
+                                          coordinate_transformation_mode=ctm, output_height=oh, output_width=ow,
+                                          sampling_ratio=0, spatial_scale=0.5))
+            outs.append(helper.make_tensor_value_info(y, F, [5, 3, oh, ow]))
+save(nodes, "roialign_adaptive",
+     [helper.make_tensor_value_info("x", F, [2, 3, 10, 12]), helper.make_tensor_value_info("r", F, [5, 4])],
+     outs,
+     [const("off", np.array([1, 1, 1.2, 1.2], np.float32)), const("scale", np.array([6, 5, 7, 6], np.float32)),
+      const("s0", np.array([0], np.int64)), const("s2", np.array([2], np.int64)),
+      const("s4", np.array([4], np.int64)), const("ax", np.array([1], np.int64)),
+      const("s1", np.array([1], np.int64)), const("s5", np.array([5], np.int64)), const("zero", np.int64(0)),
+      const("bf", np.array([[0], [1], [1], [0], [1]], np.float32))])
+
+# adaptive sampling on an empty, an inverted, a whole-image and a larger roi
+# (constants), on data below zero (max mode must not see the samples past a
+# roi's count, nor an empty roi's)
+nodes, outs = [helper.make_node("Sub", ["x", "one"], ["xm"])], []
+for mode in ["avg", "max"]:
+    for ctm in ["half_pixel", "output_half_pixel"]:
+        y = f"{mode}_{ctm}"
+        nodes.append(helper.make_node("RoiAlign", ["xm", "rois", "b"], [y], mode=mode, coordinate_transformation_mode=ctm,
+                                      output_height=2, output_width=3, sampling_ratio=0))
+        outs.append(helper.make_tensor_value_info(y, F, [4, 2, 2, 3]))
+save(nodes, "roialign_edges", [helper.make_tensor_value_info("x", F, [1, 2, 6, 7])], outs,
+     [const("one", np.float32(1)), const("b", np.zeros(4, np.int64)),
+      const("rois", np.array([[2, 2, 2, 2], [3, 3, 1, 1], [0, 0, 7, 6], [-1, -1, 7.5, 6.5]], np.float32))])

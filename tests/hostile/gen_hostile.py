@@ -318,6 +318,17 @@ save("sym_int32_overflow.onnx", model(sh32 + [h.make_node("Slice", ["s32", "z", 
 with open(os.path.join(out, "sym_int32_overflow_in0.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.zeros((46341, 3), np.float32), "x").SerializeToString())
 
+# RoiAlign with sampling_ratio 0 computes ceil(H / bins) + 1 samples per
+# bin at most: a roi 25 times the image needs 100 and is the index error.
+save("roialign_adaptive_large.onnx",
+     model([h.make_node("RoiAlign", ["x", "r", "b"], ["y"], sampling_ratio=0, output_height=1, output_width=1)],
+           [vi("x", F, (1, 1, 4, 4)), vi("r", F, (1, 4))], [vi("y", F, (1, 1, 1, 1))],
+           [ints("b", [0])], opset=16))
+with open(os.path.join(out, "roialign_adaptive_large_in0.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(np.ones((1, 1, 4, 4), np.float32), "x").SerializeToString())
+with open(os.path.join(out, "roialign_adaptive_large_in1.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(np.array([[0, 0, 100, 100]], np.float32), "r").SerializeToString())
+
 # Run-time dimensions the compiled tiny LLaMA refuses (tests/CMakeLists.txt):
 # seq 65 > the 64 rows of the position tables, seq 0, inconsistent pasts.
 def write_pb(name, arr, tname):
