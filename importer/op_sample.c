@@ -65,7 +65,7 @@ typedef struct {
   imp_node *n;
   ir_ref img;   /* viewed for the gather: the V axis last */
   int vax;      /* that axis */
-  int64_t H, W, V;
+  int64_t D, H, W, V; /* D: 1 but for a volume (5-D GridSample) */
   pad_mode pm;
   bool align;
 } sampler;
@@ -73,16 +73,26 @@ typedef struct {
 /* The image at integer positions (iy, ix) (int64, of the sample shape,
  * rank vax): a tensor of the sample shape with the channel axis filled.
  * `base` (or IR_NONE) is added to the flat index (RoiAlign's batch). */
-static ir_ref tap(sampler *s, ir_ref iy, ir_ref ix, ir_ref base) {
+static ir_ref tap3(sampler *s, ir_ref iz, ir_ref iy, ir_ref ix, ir_ref base) {
   ir_graph *g = s->n->g;
-  ir_ref vy = IR_NONE, vx = IR_NONE;
+  ir_ref vz = IR_NONE, vy = IR_NONE, vx = IR_NONE;
   iy = pad_index(s->n, iy, s->H, s->pm, s->align, &vy);
   ix = pad_index(s->n, ix, s->W, s->pm, s->align, &vx);
   ir_ref e = imp_add(g, imp_mul(g, iy, ki(g, s->W)), ix);
-  if (s->pm == PAD_ZEROS) e = ir_where(g, ir_binary(g, IR_AND, vy, vx), e, ki(g, -1));
+  ir_ref valid = s->pm == PAD_ZEROS ? ir_binary(g, IR_AND, vy, vx) : IR_NONE;
+  if (iz != IR_NONE) { /* a volume: depth, then row, then column */
+    iz = pad_index(s->n, iz, s->D, s->pm, s->align, &vz);
+    e = imp_add(g, imp_mul(g, iz, ki(g, s->H * s->W)), e);
+    if (s->pm == PAD_ZEROS) valid = ir_binary(g, IR_AND, valid, vz);
+  }
+  if (s->pm == PAD_ZEROS) e = ir_where(g, valid, e, ki(g, -1));
   if (base != IR_NONE) e = imp_add(g, e, base);
   ir_ref hit = ir_eq(g, ir_iota(g, imp_unit_shape(s->vax + 1, s->vax, s->V), s->vax), ir_view_unsqueeze(g, e, s->vax));
   return ir_squeeze_axes(g, imp_select_sum(s->n, hit, s->img, s->vax), 1u << s->vax);
+}
+
+static ir_ref tap(sampler *s, ir_ref iy, ir_ref ix, ir_ref base) {
+  return tap3(s, IR_NONE, iy, ix, base);
 }
 
 /* ------------------------------------------------------------ GridSample */
@@ -114,14 +124,52 @@ static ir_ref denorm(ir_graph *g, ir_ref v, int64_t len, bool align) {
   return imp_mul(g, sub(g, imp_mul(g, v1, kf(g, v, (double)len)), kf(g, v, 1)), kf(g, v, 0.5));
 }
 
+/* X [N, C, D, H, W] at grid [N, Do, Ho, Wo, 3] (x, y, z): nearest or
+ * trilinear (onnxruntime has no cubic for volumes), the padding per axis
+ * as for images. */
+static int grid_sample_3d(imp_node *n, sampler *s, ir_ref x, ir_ref grid, int interp) {
+  ir_graph *g = n->g;
+  ir_shape xs = imp_nshape(n, x), gs = imp_nshape(n, grid);
+  if (interp == 3) return imp_fail(n, "cubic mode is not supported on 5-D inputs");
+  s->img = ir_view_reshape(g, x, (ir_shape){.rank = 6, .d = {xs.d[0], xs.d[1], 1, 1, 1, s->V}});
+  ir_shape ps = {.rank = 5, .d = {gs.d[0], 1, gs.d[1], gs.d[2], gs.d[3]}}; /* a sample's shape */
+  ir_dtype t = imp_dtype(n, x);
+  ir_ref f[3]; /* z, y, x */
+  int64_t len[3] = {s->D, s->H, s->W};
+  for (int k = 0; k < 3; k++)
+    f[k] = denorm(g, ir_view_reshape(g, imp_take(g, grid, 4, 2 - k, 1), ps), len[k], s->align);
+  if (interp == 0) return imp_set_out(n, 0, tap3(s, round_i(g, f[0]), round_i(g, f[1]), round_i(g, f[2]), IR_NONE));
+  ir_ref i1[3], i2[3], d1[3], d2[3];
+  for (int k = 0; k < 3; k++) {
+    i1[k] = floor_i(g, f[k]), i2[k] = imp_add(g, i1[k], ki(g, 1));
+    d1[k] = sub(g, f[k], ir_cast(g, i1[k], t)), d2[k] = sub(g, ir_cast(g, i2[k], t), f[k]);
+  }
+  ir_ref acc = IR_NONE;
+  for (int z = 0; z < 2; z++) {
+    ir_ref plane = IR_NONE;
+    for (int y = 0; y < 2; y++) {
+      ir_ref iz = z ? i2[0] : i1[0], iy = y ? i2[1] : i1[1];
+      ir_ref row = imp_add(g, imp_mul(g, d2[2], tap3(s, iz, iy, i1[2], IR_NONE)), imp_mul(g, d1[2], tap3(s, iz, iy, i2[2], IR_NONE)));
+      row = imp_mul(g, y ? d1[1] : d2[1], row);
+      plane = y ? imp_add(g, plane, row) : row;
+    }
+    plane = imp_mul(g, z ? d1[0] : d2[0], plane);
+    acc = z ? imp_add(g, acc, plane) : plane;
+  }
+  return imp_set_out(n, 0, acc);
+}
+
 static int lower_grid_sample(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0), grid = imp_req(n, 1);
   if (x == IR_NONE || grid == IR_NONE || !imp_need_float(n, x) || !imp_need_float(n, grid)) return -1;
   ir_shape xs = imp_nshape(n, x), gs = imp_nshape(n, grid);
-  if (xs.rank != 4) return imp_fail(n, "only 4-D inputs (N, C, H, W) are supported, got rank %d", xs.rank);
-  if (gs.rank != 4 || gs.d[0] != xs.d[0] || gs.d[3] != 2)
-    return imp_fail(n, "grid must have shape (N, H_out, W_out, 2) with X's N");
+  bool vol = xs.rank == 5;
+  if (xs.rank != 4 && !vol)
+    return imp_fail(n, "only 4-D (N, C, H, W) and 5-D (N, C, D, H, W) inputs are supported, got rank %d", xs.rank);
+  if (gs.rank != xs.rank || gs.d[0] != xs.d[0] || gs.d[xs.rank - 1] != xs.rank - 2)
+    return imp_fail(n, "grid must have shape (N, %s, %d) with X's N", vol ? "D_out, H_out, W_out" : "H_out, W_out",
+                    xs.rank - 2);
   const char *mode = imp_attr_s(n, "mode", n->opset >= 20 ? "linear" : "bilinear");
   const char *pad = imp_attr_s(n, "padding_mode", "zeros");
   int interp = !strcmp(mode, "bilinear") || !strcmp(mode, "linear") ? 1
@@ -129,15 +177,17 @@ static int lower_grid_sample(imp_node *n) {
                : !strcmp(mode, "bicubic") || !strcmp(mode, "cubic") ? 3
                                                                     : -1;
   if (interp < 0) return imp_fail(n, "mode '%s' is not supported", mode);
-  sampler s = {.n = n, .vax = 4, .H = xs.d[2], .W = xs.d[3], .align = imp_attr_i(n, "align_corners", 0) != 0};
+  sampler s = {.n = n, .vax = xs.rank, .D = vol ? xs.d[2] : 1, .H = xs.d[xs.rank - 2], .W = xs.d[xs.rank - 1],
+               .align = imp_attr_i(n, "align_corners", 0) != 0};
   if (!strcmp(pad, "zeros")) s.pm = PAD_ZEROS;
   else if (!strcmp(pad, "border")) s.pm = PAD_BORDER;
   else if (!strcmp(pad, "reflection")) s.pm = PAD_REFLECT;
   else return imp_fail(n, "padding_mode '%s' is not supported", pad);
-  if (ir_mul_ov(s.H, s.W, &s.V)) return imp_fail(n, "image too large");
-  s.img = ir_view_reshape(g, x, (ir_shape){.rank = 5, .d = {xs.d[0], xs.d[1], 1, 1, s.V}});
+  if (ir_mul_ov(s.H, s.W, &s.V) || ir_mul_ov(s.V, s.D, &s.V)) return imp_fail(n, "image too large");
   ir_dtype t = imp_dtype(n, x);
   if (imp_dtype(n, grid) != t) grid = ir_cast(g, grid, t);
+  if (vol) return grid_sample_3d(n, &s, x, grid, interp);
+  s.img = ir_view_reshape(g, x, (ir_shape){.rank = 5, .d = {xs.d[0], xs.d[1], 1, 1, s.V}});
   ir_shape ps = {.rank = 4, .d = {gs.d[0], 1, gs.d[1], gs.d[2]}}; /* a sample's shape */
   ir_ref fx = denorm(g, ir_view_reshape(g, imp_take(g, grid, 3, 0, 1), ps), s.W, s.align);
   ir_ref fy = denorm(g, ir_view_reshape(g, imp_take(g, grid, 3, 1, 1), ps), s.H, s.align);

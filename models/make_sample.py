@@ -16,6 +16,11 @@
                    torchvision exports it: rois [5, 5] with the batch index
                    in column 0 (Gather, Cast to int64), aligned (half_pixel)
                    or not, avg and max, bins 2x2 and 3x4
+  gridsample3d.onnx  GridSample on a volume (5-D at opset 16, which
+                   onnxruntime takes; opset 20, which defines it, is past
+                   the importer): bilinear (trilinear) and nearest x
+                   zeros, border, reflection x align_corners,
+                   X[2,3,4,5,6], the grid [2,3,4,5,3] scaled by 1.6
   roialign_edges.onnx  sampling_ratio 0 on an empty, an inverted, a
                    whole-image and a larger roi, data below zero"""
 import os
@@ -109,3 +114,17 @@ for mode in ["avg", "max"]:
 save(nodes, "roialign_edges", [helper.make_tensor_value_info("x", F, [1, 2, 6, 7])], outs,
      [const("one", np.float32(1)), const("b", np.zeros(4, np.int64)),
       const("rois", np.array([[2, 2, 2, 2], [3, 3, 1, 1], [0, 0, 7, 6], [-1, -1, 7.5, 6.5]], np.float32))])
+
+# GridSample on volumes (5-D; opset 16, as the importer reads opsets up to 18)
+nodes, outs = [helper.make_node("Mul", ["grid", "k"], ["g"])], []
+for mode in ["bilinear", "nearest"]:
+    for pad in ["zeros", "border", "reflection"]:
+        for align in [0, 1]:
+            y = f"{mode}_{pad}_{align}"
+            nodes.append(helper.make_node("GridSample", ["x", "g"], [y], mode=mode, padding_mode=pad,
+                                          align_corners=align))
+            outs.append(helper.make_tensor_value_info(y, F, [2, 3, 3, 4, 5]))
+g = helper.make_graph(nodes, "gridsample3d", [helper.make_tensor_value_info("x", F, [2, 3, 4, 5, 6]),
+                                              helper.make_tensor_value_info("grid", F, [2, 3, 4, 5, 3])],
+                      outs, [const("k", np.float32(1.6))])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)]), os.path.join(HERE, "gridsample3d.onnx"))
