@@ -135,7 +135,8 @@ static void print_rows_loop(cg_kernel *c, isl_ast_node *node, const char *it, co
             r, fn.s ? fn.s : "", r, r);
   free(fn.s);
   /* after the body: whether the kernel can fail (has_index) is known now */
-  cg_line(c->body, d + 1, "%so2c_pool_run(O2C_KERNEL_FN_task%d, &o2c_a, o2c_n, %lld)%s;",
+  cg_line(c->body, d + 1, "static o2c_site o2c_s;");
+  cg_line(c->body, d + 1, "%so2c_pool_run(O2C_KERNEL_FN_task%d, &o2c_a, o2c_n, %lld, &o2c_s)%s;",
           c->has_index ? "if (" : "", r, (long long)c->chunks, c->has_index ? ") err = 1" : "");
   cg_line(c->body, d, "}");
   c->out->pool = true;
