@@ -1,0 +1,97 @@
+/* test_sink.c — the sunk epilogues (ir/sink.c): a reduction read through
+ * a wide convolution's strided view, then a bias and a Relu, read by a
+ * padded copy and by a sum. The rewrite must move both ops (the count) and
+ * leave every output's value as it was (ir_eval before and after, exact:
+ * the same float ops on the same elements); a residual Add (not a
+ * broadcast) must stay where it is. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { C = 4, K = 3, OH = 5, OW = 5, WP = 7, COLS = OH * WP };
+
+static ir_ref konst(ir_graph *g, ir_shape s, float scale) {
+  int64_t n = ir_shape_numel(&s);
+  float *v = malloc((size_t)n * sizeof *v);
+  assert_non_null(v);
+  for (int64_t i = 0; i < n; i++) v[i] = scale * (float)((i * 37) % 23 - 11);
+  ir_ref r = ir_const(g, "c", IR_F32, s, v);
+  free(v);
+  return r;
+}
+
+/* [1, C, OH, OW]: the reduction over K, read as rows of WP (the last
+ * WP - OW columns of each row never read). */
+static ir_ref wide_conv(ir_graph *g) {
+  ir_ref r = ir_reduce(g, IR_ADD, konst(g, (ir_shape){4, {1, C, K, COLS}}, 0.25f), 1u << 2);
+  int64_t one = 1, wp = WP, ow = OW, oh = OH;
+  ir_ref y = ir_view_window(g, ir_view_reshape(g, r, (ir_shape){3, {1, C, COLS}}), 1, &ow, &wp, &one, &oh);
+  int perm[4] = {0, 1, 3, 2};
+  return ir_view_permute(g, y, perm);
+}
+
+static float *eval_outputs(ir_graph *g, int64_t *n) {
+  int64_t total = 0;
+  for (int i = 0; i < ir_output_count(g); i++) total += ir_shape_numel(&ir_node_get(g, ir_output(g, i))->shape);
+  float *all = malloc((size_t)total * sizeof *all);
+  assert_non_null(all);
+  int64_t at = 0;
+  for (int i = 0; i < ir_output_count(g); i++) {
+    ir_ref o = ir_output(g, i);
+    int64_t m = ir_shape_numel(&ir_node_get(g, o)->shape);
+    void *data = NULL;
+    assert_int_equal(ir_eval(g, o, &data), 0);
+    memcpy(all + at, data, (size_t)m * sizeof *all);
+    free(data);
+    at += m;
+  }
+  *n = total;
+  return all;
+}
+
+/* Builds the graph, rewrites it and checks the count and the values. */
+static void check(bool residual, int expect) {
+  ir_graph *g = ir_graph_new();
+  assert_non_null(g);
+  ir_ref y = wide_conv(g);
+  y = ir_binary(g, IR_ADD, y, konst(g, (ir_shape){4, {1, C, 1, 1}}, 0.5f));
+  if (residual) y = ir_binary(g, IR_ADD, y, konst(g, (ir_shape){4, {1, C, OH, OW}}, 0.125f));
+  y = ir_binary(g, IR_MAX, y, ir_scalar(g, IR_F32, 0.0));
+  int64_t b[4] = {0, 0, 1, 1}, e[4] = {0, 0, 1, 2};
+  ir_mark_output(g, ir_move(g, ir_view_pad(g, y, b, e, 0.0)), "padded");
+  ir_mark_output(g, ir_reduce(g, IR_ADD, y, 0xc), "sum");
+  assert_false(ir_failed(g));
+  int64_t n0, n1;
+  float *before = eval_outputs(g, &n0);
+  assert_int_equal(ir_rewrite_sink_views(g), expect);
+  assert_false(ir_failed(g));
+  float *after = eval_outputs(g, &n1);
+  assert_int_equal(n0, n1);
+  assert_memory_equal(before, after, (size_t)n0 * sizeof *before);
+  free(before), free(after);
+  ir_graph_free(g);
+}
+
+static void test_bias_relu_sunk(void **state) {
+  (void)state;
+  check(false, 2);
+}
+
+static void test_residual_stays(void **state) {
+  (void)state;
+  check(true, 1); /* the bias only: the residual is not a broadcast */
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bias_relu_sunk),
+      cmocka_unit_test(test_residual_stays),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
