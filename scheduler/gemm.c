@@ -144,7 +144,7 @@ static int64_t block_rows(const sched_gemm *gm, const sched_target *t, int64_t M
  * one row's weights fastest (25 GB/s against 24 with 64 and 21 with 128,
  * one core). */
 static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t N, int nstages, bool narrow,
-                       bool windowed) {
+                       bool windowed, int ncols, int64_t K) {
   int lanes = sched_target_lanes(t);
   int nv = t->vector_bits <= 128 && t->vector_regs >= 32 ? 3 : 2;
   if (N <= lanes) nv = 1;
@@ -170,8 +170,22 @@ static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t
    * block */
   bool wide = windowed && t->vector_bits >= 512 && t->vector_regs >= 32 && N % (4 * lanes) == 0;
   if (wide) nv = 4;
+  int64_t cap = wide ? 6 : windowed ? 12 : 8;
+  /* A step that reads several column vectors (a strided convolution's taps,
+   * each a window of its own phase: 9 for 3x3) keeps each live across the
+   * rows: accumulators, ncols x nv columns and the broadcast must fit, else
+   * gcc spills: fewer rows then (3x3/2, 16 -> 24 channels at 320x320,
+   * AVX-512: 8 x 32 -> 6 x 32, 3.10 -> 2.76 ms). Not fewer columns: on
+   * AVX2, 6 x 8 (fits) was 13 % slower than 6 x 16 (spills), one column
+   * load per 6 FMAs. Not for a short sum either (K < 8, the 3x3/2 stem
+   * over RGB: 6 x 32 and 4 x 32 3-5 % slower than 8 x 32): a block's clear
+   * and store are then as much work as its steps. */
+  if (ncols > nstages && t->fma && K >= 8) {
+    int64_t fit = ((int64_t)t->vector_regs - 1 - (int64_t)ncols * nv) / (nstages * nv);
+    if (fit >= 2 && fit < cap) cap = fit;
+  }
   gm->nr = nv * lanes;
-  gm->mr = (int)block_rows(gm, t, M, nstages, nv, wide ? 6 : windowed ? 12 : 8);
+  gm->mr = (int)block_rows(gm, t, M, nstages, nv, cap);
   /* a weight larger than the caches comes from DRAM panel by panel; the
    * first row block of a panel waits for it unless it was fetched during
    * the previous panel. Base S = 128, 1 thread, Sapphire Rapids core:
@@ -350,8 +364,10 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
   bool narrow = false;
   for (int i = 0; i < w.nreads; i++)
     narrow |= w.reads[i].coef[n] && w.reads[i].coef[kk] && ir_dtype_size(p->bufs[w.reads[i].buf].dtype) == 1;
+  int ncols = 0;
+  for (int i = 0; i < w.nreads; i++) ncols += w.reads[i].coef[n] && w.reads[i].coef[kk];
   block_size(gm, &p->opt.target, m >= 0 ? sched_ref(p, k->space.d[m]) : 1, sched_ref(p, k->space.d[n]), k->nstages,
-             narrow, k->nred > 1);
+             narrow, k->nred > 1, ncols, sched_ref(p, k->space.d[kk]));
   k->ngathers = 0; /* indices in the epilogue are computed where they are read */
   for (int i = 0; i < w.nreads; i++) {
     if (!pack[i] || sched_gemm_packed_buf(k, w.reads[i].view) >= 0) continue;
