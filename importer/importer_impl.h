@@ -324,8 +324,9 @@ ir_ref imp_fold_taps(ir_graph *g, ir_ref xp, const imp_window *w, ir_op op);
 /* The kernel_shape attribute, `nsp` entries. */
 int imp_kernel_attr(imp_node *n, int nsp, int64_t *k);
 /* Conv of x by w (op_conv.c's register-blocked forms, zero padding), the
- * node's window attributes and group; no bias. */
-ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref w);
+ * node's window attributes and group. `b` (NULL: none): the bias, which a
+ * wide form adds itself (then *b = IR_NONE); otherwise the caller does. */
+ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref w, ir_ref *b);
 
 /* The input of a windowed op as its taps read it: the padded input copied
  * once into the stride phases some tap reads (window.c says why), made by

@@ -77,6 +77,20 @@ static ir_ref conv_taps(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w, 
   return ir_reduce(g, IR_ADD, acc[0], 1u << 3);
 }
 
+/* Adds the bias `*b` (M values; none when b is NULL) to `y` = [N, G, M/G,
+ * 1..., positions] and takes it (*b = IR_NONE). The wide forms add it
+ * before their output view: an activation after it then runs over the
+ * wide rows too (ir/sink_region.c). */
+static ir_ref conv_bias_wide(ir_graph *g, ir_ref y, ir_ref *b) {
+  if (!b || *b == IR_NONE || y == IR_NONE || ir_failed(g)) return y;
+  const ir_shape *ys = &ir_node_get(g, y)->shape;
+  ir_shape bs = {.rank = ys->rank};
+  for (int i = 0; i < bs.rank; i++) bs.d[i] = i == 1 || i == 2 ? ys->d[i] : 1;
+  y = ir_binary(g, IR_ADD, y, ir_view_reshape(g, *b, bs));
+  *b = IR_NONE;
+  return y;
+}
+
 /* The per-tap form over flattened rows, for depthwise convolutions (no
  * channel sum) over short 2-D rows: each phase plane of the padded copy
  * read as one axis, p = oh * Lq + ow (Lq the phase's row length), so tap
@@ -87,7 +101,7 @@ static ir_ref conv_taps(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w, 
  * zero rows added to the padded copy keep the reads inside it, and the
  * output is a strided view of the wide result. IR_NONE when it does not
  * apply. */
-static ir_ref conv_taps_wide(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w0, ir_shape wr) {
+static ir_ref conv_taps_wide(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w0, ir_shape wr) {
   /* shapes copied: node pointers move as the graph grows */
   const ir_shape xs = ir_node_get(g, x5)->shape, *s = &xs;
   /* fewer than 8 channels (a test's single map): too little work to pay
@@ -133,6 +147,7 @@ static ir_ref conv_taps_wide(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window
     *a = *a == IR_NONE ? prod : ir_binary(g, IR_ADD, *a, prod);
   }
   for (int j = 1; j < chains; j++) acc[0] = ir_binary(g, IR_ADD, acc[0], acc[j]);
+  acc[0] = conv_bias_wide(g, acc[0], b);
   if (ir_failed(g)) return IR_NONE;
   /* [N, M, cols16] read back as [N, M, out_w, out_h] (strides 1, Lq), then transposed */
   int64_t one = 1, lqw = lh[1];
@@ -191,7 +206,7 @@ static int64_t round32(int64_t v) {
  * per row (3x3, 512 -> 512 at 7x7, 61 columns: 29 of them ran at a fraction
  * of the speed). Their reads stay inside the padded copy: zero rows (wide)
  * or columns (rows form) are added at its end. */
-static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w0, ir_shape wr,
+static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w0, ir_shape wr,
                           bool wide) {
   imp_window w = *w0;
   int last = w.nsp - 1;
@@ -228,6 +243,7 @@ static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w
     return ir_view_slice(g, y, start, step, len);
   }
   /* [N, M, cols] read back as [N, M, out_w, out_h] (strides 1, Wp), then transposed */
+  y = conv_bias_wide(g, y, b);
   ir_shape ys = {.rank = 3, .d = {s->d[0], s->d[1] * wr.d[2], cols32}};
   int perm[4] = {0, 1, 3, 2};
   y = ir_view_window(g, ir_view_reshape(g, y, ys), 1, &w.out[1], &wp, &one, &w.out[0]);
@@ -238,7 +254,7 @@ static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w
  * or int32) as one of the forms above, [N, M, O...]; the node's kernel_shape,
  * strides, dilations, pads and group. Padding is with zeros: ConvInteger
  * passes its operands less their zero points. */
-ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt) {
+ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt, ir_ref *b) {
   ir_graph *g = n->g;
   if (x == IR_NONE || wt == IR_NONE || ir_failed(g)) return IR_NONE;
   ir_shape xs = *imp_shape(n, x), ws = *imp_shape(n, wt);
@@ -267,11 +283,11 @@ ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt) {
   ir_shape os = {.rank = xs.rank, .d = {N, M}};
   for (int i = 0; i < nsp; i++) os.d[2 + i] = w.out[i];
   conv_form f = conv_choose(&w, &xs, C / G, M / G);
-  ir_ref y = f == CONV_TAPS ? conv_taps_wide(g, x5, wt, &w, wr) : IR_NONE;
+  ir_ref y = f == CONV_TAPS ? conv_taps_wide(g, x5, wt, b, &w, wr) : IR_NONE;
   if (y == IR_NONE && !ir_failed(g))
     y = f == CONV_MATMUL ? conv_matmul(g, x5, wt, &w, M)
         : f == CONV_TAPS ? conv_taps(g, x5, wt, &w, wr)
-                         : conv_window(g, x5, wt, &w, wr, f == CONV_WIDE);
+                         : conv_window(g, x5, wt, b, &w, wr, f == CONV_WIDE);
   return ir_view_reshape(g, y, os);
 }
 
@@ -283,12 +299,13 @@ static int lower_conv(imp_node *n) {
   ir_dtype dt = imp_dtype(n, x);
   if (!ir_dtype_is_float(dt)) return imp_fail(n, "input type %s is not supported (floating point only)", ir_dtype_name(dt));
   if (imp_dtype(n, wt) != dt) return imp_fail(n, "X and W have different types");
-  ir_ref y = imp_conv(n, x, wt);
+  int64_t M = imp_shape(n, wt)->d[0];
+  if (b != IR_NONE && ir_shape_numel(imp_shape(n, b)) != M)
+    return imp_fail(n, "bias B must have M=%lld elements", (long long)M);
+  ir_ref y = imp_conv(n, x, wt, &b); /* a wide form takes the bias */
   if (y == IR_NONE) return -1;
   if (b != IR_NONE) {
-    int64_t M = imp_shape(n, wt)->d[0];
     ir_shape bs = imp_unit_shape(imp_shape(n, x)->rank, 1, M);
-    if (ir_shape_numel(imp_shape(n, b)) != M) return imp_fail(n, "bias B must have M=%lld elements", (long long)M);
     y = ir_binary(g, IR_ADD, y, ir_view_reshape(g, b, bs));
   }
   return imp_set_out(n, 0, y);

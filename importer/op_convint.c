@@ -154,7 +154,7 @@ static int lower_convinteger(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0), w = imp_req(n, 1), xz = imp_in(n, 2), wz = imp_in(n, 3);
   if (ir_failed(g)) return -1;
-  return imp_set_out(n, 0, imp_conv(n, imp_shift_i32(g, x, xz, 1), imp_shift_i32(g, w, wz, 0)));
+  return imp_set_out(n, 0, imp_conv(n, imp_shift_i32(g, x, xz, 1), imp_shift_i32(g, w, wz, 0), NULL));
 }
 
 static int lower_qlinearconv(imp_node *n) {
@@ -162,7 +162,7 @@ static int lower_qlinearconv(imp_node *n) {
   ir_ref x = imp_req(n, 0), xs = imp_req(n, 1), xz = imp_req(n, 2), w = imp_req(n, 3), ws = imp_req(n, 4);
   ir_ref wz = imp_req(n, 5), ys = imp_req(n, 6), yz = imp_req(n, 7), b = imp_in(n, 8);
   if (ir_failed(g)) return -1;
-  ir_ref acc = imp_conv(n, imp_shift_i32(g, x, xz, 1), imp_shift_i32(g, w, wz, 0));
+  ir_ref acc = imp_conv(n, imp_shift_i32(g, x, xz, 1), imp_shift_i32(g, w, wz, 0), NULL);
   if (acc == IR_NONE) return -1;
   int rank = imp_gshape(g, x).rank;
   if (b != IR_NONE) acc = imp_add(g, acc, imp_along(g, ir_cast(g, b, IR_I32), rank, 1));

@@ -441,6 +441,15 @@ int ir_rewrite_weight_layout(ir_graph *g, uint64_t in_place_bytes);
  * operands given a copy. */
 int ir_rewrite_matmul_operands(ir_graph *g);
 
+/* Element-wise nodes over an unmasked view that selects part (at least
+ * half) of a single-use computed value P, with constants as their only
+ * other operands, are computed over P instead and read through the same
+ * view (sink_region.c): a convolution's activation over its wide rows,
+ * HardSwish's whole DAG at once. Runs before ir_rewrite_sink_views, which
+ * moves single ops with a broadcast operand (a bias) and would leave such
+ * a DAG half moved. Returns the number of views made. */
+int ir_rewrite_sink_regions(ir_graph *g);
+
 /* An element-wise op on a strided view that drops elements of a reduction
  * (a windowed convolution's wide result) whose other operands are
  * constants or broadcasts along axes the view keeps (a bias) runs on the

@@ -154,6 +154,7 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
   if (!rc) progress(o, "[2/4] rewriting %d primitives...", m->nodes);
   if (!rc && !o->no_rewrite) {
     m->rewrites = ir_rewrite_gather(m->g);
+    ir_rewrite_sink_regions(m->g);
     ir_rewrite_sink_views(m->g);
     ir_rewrite_weight_layout(m->g, o->sched.no_tile ? UINT64_MAX : pack_in_place_bytes());
     if (!o->sched.no_tile) ir_rewrite_matmul_operands(m->g);
