@@ -72,6 +72,20 @@ static float zero_at(const ir_node *z, int64_t c, int64_t b, int64_t kb, int bit
   return (float)((byte >> (b % per * bits)) & ((1 << bits) - 1));
 }
 
+/* The sum [.., 1, np, 1, P] as A's shape with N columns (the padded
+ * ones, up to Np, dropped). */
+static ir_ref finish(ir_graph *g, ir_ref y, ir_shape as, int64_t N, int64_t Np) {
+  int r = as.rank;
+  ir_shape os = as;
+  os.d[r - 1] = Np;
+  y = ir_view_reshape(g, y, os);
+  if (Np == N) return y;
+  int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
+  for (int i = 0; i < r; i++) sp[i] = 1, ln[i] = os.d[i];
+  ln[r - 1] = N;
+  return ir_view_slice(g, y, st, sp, ln);
+}
+
 /* Columns per panel of the packed codes: one 64-byte cache line per row of
  * a panel (16 words), so a panel's rows follow each other in memory. */
 #define NBITS_PANEL 16
@@ -143,21 +157,29 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
   for (int i = 0; i < r + 3; i++) perm[i] = i;
   perm[r + 1] = r + 2, perm[r + 2] = r + 1;
   ir_ref a5 = ir_view_permute(g, ir_view_reshape(g, ap, s5), perm);
+  /* One row (decode): the scale once per block (above). More rows
+   * (prefill): the fuser dequantizes each weight into a float buffer once
+   * per call, read by every row block; per-block sums would be a buffer
+   * of rows × N × kb floats (base LLaMA, S = 128: 1.0 s against 0.33) */
+  bool one_row = true;
+  for (int i = 0; i < r - 1; i++) one_row = one_row && as.d[i] == 1;
   ir_ref t[32]; /* per <= 16 */
   for (int p = 0; p < per; p++) {
     ir_ref q = cw; /* unsigned: the divisions are shifts */
     if (p) q = ir_binary(g, IR_IDIV, q, ir_scalar(g, IR_U32, (double)(1u << (p * bits))));
     if (p < per - 1) q = ir_binary(g, IR_AND, q, ir_scalar(g, IR_U32, (double)mask));
     q = ir_cast(g, ir_cast(g, q, IR_I32), IR_F32); /* < 2^bits: a signed conversion (AVX2 has no unsigned one) */
+    if (!one_row) q = ir_binary(g, IR_MUL, ir_binary(g, IR_ADD, q, zw), sw); /* dequantized as onnxruntime does */
     int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
     for (int i = 0; i < r + 3; i++) sp[i] = 1, ln[i] = s5.d[i];
     ln[r + 1] = h, ln[r + 2] = 1, st[r + 2] = p;
     t[p] = ir_binary(g, IR_MUL, ir_view_slice(g, a5, st, sp, ln), q); /* [.., kb, np, h, P] */
   }
-  /* summed in order: one multiply, then a chain of FMAs (gcc: 32 vector
-   * operations per 128 weights; a tree of sums 35) */
+  /* summed in order: one FMA a code (gcc: 32 vector operations per 128
+   * weights with one row; a tree of sums 35) */
   ir_ref prod = t[0];
   for (int p = 1; p < per; p++) prod = ir_binary(g, IR_ADD, prod, t[p]);
+  if (!one_row) return finish(g, ir_move(g, ir_sum(g, prod, 5u << (r - 1), true)), as, N, np * P);
   ir_ref sx = ir_sum(g, a5, 3u << (r + 1), true); /* [.., kb, 1, 1, 1] */
   ir_ref blk = ir_sum(g, prod, 1u << (r + 1), true);
   /* scaled where the sums are made (a MOVE: the blocks' kernel, which
@@ -168,15 +190,7 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
    * would map onto a consumer's head axes ([.., heads, head_dim]) and the
    * fuser would then try the sum as that kernel's stage, fail at RoPE's
    * shifted reads and store the whole product instead */
-  ir_ref y = ir_move(g, ir_sum(g, blk, 1u << (r - 1), true));
-  ir_shape os = as;
-  os.d[r - 1] = np * P;
-  y = ir_view_reshape(g, y, os);
-  if (np * P == N) return y;
-  int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
-  for (int i = 0; i < r; i++) sp[i] = 1, ln[i] = os.d[i];
-  ln[r - 1] = N;
-  return ir_view_slice(g, y, st, sp, ln);
+  return finish(g, ir_move(g, ir_sum(g, blk, 1u << (r - 1), true)), as, N, np * P);
 }
 
 static int lower_matmul_nbits(imp_node *n) {
