@@ -86,13 +86,15 @@ static ir_ref finish(ir_graph *g, ir_ref y, ir_shape as, int64_t N, int64_t Np) 
   return ir_view_slice(g, y, st, sp, ln);
 }
 
-/* Columns per panel of the packed codes: one 64-byte cache line per row of
- * a panel (16 words), so a panel's rows follow each other in memory. */
-#define NBITS_PANEL 16
+/* Columns per panel of the packed codes: 32 words (two cache lines) a
+ * row, so a panel's rows follow each other in memory and one row has two
+ * (AVX2: four) vectors, independent sums (with 16 columns, one: its FMAs
+ * wait on each other; 64 columns measured slower) */
+#define NBITS_PANEL 32
 
 /* Constant B, scales and zero points: the codes stay packed, `per` =
  * 32/bits of them in a 32-bit word, in panels [k_blocks][ceil(N/P)][h][P]
- * with h = block/per and P = min(N, 16): word (b, pn, j, c) holds the
+ * with h = block/per and P = min(N, 32): word (b, pn, j, c) holds the
  * codes j, j + h, .. of block b of column pn·P + c, low bits first (the
  * kernel runs the blocks outside the panels). A decode step streams the
  * codes once, in order, half a byte per
