@@ -211,6 +211,10 @@ int cli_parse(int argc, char **argv, cli_args *a) {
   a->rt.imp.nfreeze = a->nfreeze;
   a->rt.imp.values = a->values;
   a->rt.imp.nvalues = a->nvalues;
+  sched_target t = a->rt.sched.target; /* empty: native, as the scheduler takes it */
+  char err[256];
+  if (!t.name[0] && sched_target_get("native", &t, err, sizeof err)) return cli_die(err), -1;
+  a->rt.imp.vector_floats = sched_target_lanes(&t);
   return 0;
 }
 

@@ -83,6 +83,9 @@ typedef struct {
   const char *const *values;
   int nvalues;
   imp_io *io; /* NULL, or filled by imp_load (free with imp_io_free) */
+  /* floats in one vector register of the target (0: 16, AVX-512): sizes
+   * the column panels of MatMulNBits' packed codes */
+  int vector_floats;
 } imp_options;
 
 /* Loads the model at `path` into a new graph owned by the caller. On error

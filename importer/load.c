@@ -17,6 +17,10 @@ ir_graph *imp_ctx_graph(imp_ctx *c) {
   return c->g;
 }
 
+int imp_ctx_vector_floats(const imp_ctx *c) {
+  return c->opt->vector_floats > 0 ? c->opt->vector_floats : 16;
+}
+
 /* Counts `bytes` more constant data against the memory limit. */
 static bool imp_ctx_budget(imp_ctx *c, size_t bytes, char *err, size_t n) {
   c->const_bytes += bytes;
