@@ -400,6 +400,12 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
   fprintf(c, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include \"%s.h\"\n\n",
           N);
   fprintf(c, "#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))\n\n");
+  if (ir_rounds_computed(p->g))
+    fprintf(c, "/* This model rounds computed floats to integers (quantization): a*b+c\n"
+               " * contracted into one FMA is an ulp off onnxruntime's two roundings and\n"
+               " * moves a tie by a whole code. GNU C mode contracts by default. */\n"
+               "#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n"
+               "#elif defined(__GNUC__)\n#pragma GCC optimize(\"fp-contract=off\")\n#endif\n\n");
   if (out.simd)
     fprintf(
         c,

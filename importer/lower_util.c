@@ -113,6 +113,7 @@ static ir_ref clamp_sel(ir_graph *g, ir_ref v, double lo, double hi) {
 ir_ref imp_requant(ir_graph *g, ir_ref v, ir_ref zp, ir_dtype out) {
   double lo = 0, hi = 0, magic = 6755399441055744.0; /* 1.5 * 2^52 */
   imp_qrange(out, &lo, &hi);
+  if (!ir_is_const(g, v)) ir_mark_rounds_computed(g);
   v = clamp_sel(g, v, -0x1p40, 0x1p40);
   ir_ref r = imp_add(g, imp_add(g, v, imp_k(g, v, magic)), imp_k(g, v, -magic));
   r = ir_where(g, ir_binary(g, IR_NEQ, v, v), imp_k(g, v, 0), r);

@@ -100,6 +100,14 @@ const char *ir_note(const ir_graph *g, int i) {
   return i >= 0 && i < g->nnotes ? g->notes[i] : NULL;
 }
 
+void ir_mark_rounds_computed(ir_graph *g) {
+  g->rounds_computed = true;
+}
+
+bool ir_rounds_computed(const ir_graph *g) {
+  return g->rounds_computed;
+}
+
 char *ir_strndup(ir_graph *g, const char *s, size_t n) {
   char *p = ir_alloc(g, n + 1);
   if (n) memcpy(p, s, n);

@@ -144,6 +144,11 @@ char *ir_strndup(ir_graph *g, const char *s, size_t n);
 void ir_add_note(ir_graph *g, const char *line);
 int ir_note_count(const ir_graph *g);
 const char *ir_note(const ir_graph *g, int i);
+/* The graph rounds a computed float to an integer where onnxruntime does
+ * (quantization): a one-ulp difference before it moves a tie by a whole
+ * code, so the generated C turns off contraction of a*b+c into an FMA. */
+void ir_mark_rounds_computed(ir_graph *g);
+bool ir_rounds_computed(const ir_graph *g);
 
 int ir_output_count(const ir_graph *g);
 ir_ref ir_output(const ir_graph *g, int i);

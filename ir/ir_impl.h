@@ -55,6 +55,7 @@ struct ir_graph {
   const char **notes; /* ir_add_note: strings owned by the graph */
   int nnotes;
   size_t budget, used; /* bytes allowed (0: unbounded) and taken (ir_set_budget) */
+  bool rounds_computed; /* ir_mark_rounds_computed */
   bool failed;
   char err[1024];
 };

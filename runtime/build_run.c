@@ -46,8 +46,9 @@ int rt_build(rt_model *m, const char *cflags, char *err, size_t n) {
   int k = 0;
   argv[k++] = (char *)(cc && *cc ? cc : "cc");
   char *flags = strdup(cflags ? cflags : "-O2");
-  for (char *s = strtok(flags, " "); s && k < 50; s = strtok(NULL, " ")) argv[k++] = s;
-  argv[k++] = "-std=c11";
+  bool std = false; /* the user's -std=… (gnu11: gcc contracts a*b+c into FMAs) */
+  for (char *s = strtok(flags, " "); s && k < 50; s = strtok(NULL, " ")) argv[k++] = s, std |= !strncmp(s, "-std=", 5);
+  if (!std) argv[k++] = "-std=c11";
   argv[k++] = "-fPIC";
   argv[k++] = "-shared";
   argv[k++] = "-o";

@@ -171,7 +171,11 @@ bool rt_compare(const imp_tensor *got, const imp_tensor *want, double atol, doub
   for (int64_t i = 0; i < N; i++) {
     bool ok;
     if (!fl) {
-      uint64_t a = (uint64_t)ir_elem_i(got->dtype, got->data, i), b = (uint64_t)ir_elem_i(want->dtype, want->data, i);
+      /* signed values with the sign bit flipped keep their order as
+       * unsigned, so the difference of -5 and 3 is 8, not 2^64 - 8 */
+      uint64_t flip = ir_dtype_is_signed(got->dtype) ? UINT64_C(1) << 63 : 0;
+      uint64_t a = (uint64_t)ir_elem_i(got->dtype, got->data, i) ^ flip,
+               b = (uint64_t)ir_elem_i(want->dtype, want->data, i) ^ flip;
       double e = a == b ? 0 : (double)(a > b ? a - b : b - a);
       if (e > d->max_abs) d->max_abs = e;
       ok = a == b;
