@@ -25,6 +25,8 @@ Environment:
                        loop holds the last CPU (thr "2b": the other core busy)
   ONNX2C              compiler binary (default build/onnx2c-caten)
   CC                  C compiler (default cc)
+  ONNX2C_BENCH_CFLAGS extra flags for the generated C, after its own (e.g.
+                      -DO2C_POOL_ADAPT=1: the pool's adaptive mode)
   TARGET              --target of the compiler (default native; x86-64-v3 = AVX2,
                       x86-64-v4 = AVX-512): the generated C is built with the flags
                       its first lines name (+ -mtune=native for a named x86 level),
@@ -184,7 +186,8 @@ def build_flags(src):
     if not m:
         raise RuntimeError(f'{src}: no "Build with:" line')
     flags = m.group(1).split()
-    return flags + (['-mtune=native'] if TARGET.startswith('x86-64') else [])
+    extra = os.environ.get('ONNX2C_BENCH_CFLAGS', '').split()
+    return flags + (['-mtune=native'] if TARGET.startswith('x86-64') else []) + extra
 
 
 def build_harness(outdir, name):
