@@ -13,18 +13,6 @@
  * elements through the composed view. */
 #include "ir_impl.h"
 
-static bool elementwise(const ir_node *n) {
-  if (n->reduce) return false;
-  switch (n->op) {
-  case IR_NEG: case IR_RECIP: case IR_SQRT: case IR_EXP2: case IR_LOG2: case IR_SIN:
-  case IR_NOT: case IR_CAST: case IR_ADD: case IR_MUL: case IR_MAX: case IR_IDIV:
-  case IR_MOD: case IR_AND: case IR_OR: case IR_XOR: case IR_LT: case IR_NEQ: case IR_WHERE:
-    return true;
-  default:
-    return false;
-  }
-}
-
 static bool plain_view(const ir_node *n) {
   if (n->op != IR_VIEW || n->view.gather || n->view.masked || !ir_shape_is_static(&n->shape)) return false;
   for (int k = 0; k < n->shape.rank; k++)
@@ -117,7 +105,7 @@ static bool compose(const ir_view *u, const ir_shape *es, const ir_view *v, ir_v
 static bool from_reduce(const ir_graph *g, ir_ref r, int depth) {
   const ir_node *n = &g->nodes[r];
   if (n->reduce) return true;
-  if (!elementwise(n) || depth > 8) return false;
+  if (!ir_sinkable_op(g, n) || depth > 8) return false;
   for (int i = 0; i < n->nsrc; i++)
     if (ir_shape_eq(&g->nodes[n->src[i]].shape, &n->shape) && from_reduce(g, n->src[i], depth + 1)) return true;
   return false;
@@ -125,7 +113,7 @@ static bool from_reduce(const ir_graph *g, ir_ref r, int depth) {
 
 static bool sink_one(ir_graph *g, ir_ref e) {
   const ir_node *n = &g->nodes[e];
-  if (!elementwise(n) || !ir_shape_is_static(&n->shape)) return false;
+  if (!ir_sinkable_op(g, n) || !ir_shape_is_static(&n->shape)) return false;
   for (int i = 0; i < g->noutputs; i++)
     if (g->outputs[i] == e) return false;
   /* the one view of a reduction among the operands */

@@ -14,9 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ops a region may hold: element-wise, and harmless on the values nobody
- * reads (no integer division, no conversion to an integer type). */
-static bool sinkable(const ir_graph *g, const ir_node *n) {
+/* Ops that may move onto the wide result (here and in sink.c): element-wise,
+ * and harmless on the values nobody reads (no integer division, which traps
+ * on a zero, no conversion to an integer type, undefined out of range). */
+bool ir_sinkable_op(const ir_graph *g, const ir_node *n) {
   if (n->reduce) return false;
   switch (n->op) {
   case IR_NEG: case IR_RECIP: case IR_SQRT: case IR_EXP2: case IR_LOG2: case IR_SIN: case IR_NOT:
@@ -96,7 +97,7 @@ int ir_rewrite_sink_regions(ir_graph *g) {
       reg[i] = i;
       continue;
     }
-    if (!sinkable(g, n)) continue;
+    if (!ir_sinkable_op(g, n)) continue;
     int r = -1;
     bool ok = true;
     for (int k = 0; k < n->nsrc && ok; k++) {
