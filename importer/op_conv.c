@@ -200,6 +200,15 @@ static int64_t round32(int64_t v) {
   return (v + 31) / 32 * 32;
 }
 
+/* The rows form's columns: a whole number of 32, or, on a target of
+ * 16-float vectors (32 registers), a row of at most 5 vectors rounded to
+ * one vector, which the scheduler takes as one block across (an 80-wide
+ * row is 80 columns, not 96: 1/6 of the work was columns never read) */
+static int64_t round_row(int64_t v, int64_t vf) {
+  int64_t r = (v + vf - 1) / vf * vf;
+  return vf >= 16 && r <= 5 * vf ? r : round32(v);
+}
+
 /* The columns are computed in whole multiples of 32 (every register block
  * width of the targets, 8, 16 and 32, divides it) and the extra ones are
  * never read: a partial block came out as 16 + 8 + 4 + 1 wide vector code
@@ -207,7 +216,7 @@ static int64_t round32(int64_t v) {
  * of the speed). Their reads stay inside the padded copy: zero rows (wide)
  * or columns (rows form) are added at its end. */
 static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w0, ir_shape wr,
-                          bool wide) {
+                          bool wide, int64_t vf) {
   imp_window w = *w0;
   int last = w.nsp - 1;
   int64_t one = 1, wp = w.in[last] + w.pb[last] + w.pe[last];
@@ -215,7 +224,7 @@ static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const im
   if (wide)
     w.pe[0] += (cols32 - cols + wp - 1) / wp;
   else
-    w.pe[last] += round32(w.out[last]) - w.out[last], w.out[last] = round32(w.out[last]);
+    w.pe[last] += round_row(w.out[last], vf) - w.out[last], w.out[last] = round_row(w.out[last], vf);
   ir_ref xp = imp_pad_spatial(g, x5, &w, 0.0), xw;
   ir_shape ws = {.rank = 4 + 2 * w.nsp};
   for (int i = 0; i < 4 + w.nsp; i++) ws.d[i] = wr.d[i];
@@ -287,7 +296,7 @@ ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt, ir_ref *b) {
   if (y == IR_NONE && !ir_failed(g))
     y = f == CONV_MATMUL ? conv_matmul(g, x5, wt, &w, M)
         : f == CONV_TAPS ? conv_taps(g, x5, wt, &w, wr)
-                         : conv_window(g, x5, wt, b, &w, wr, f == CONV_WIDE);
+                         : conv_window(g, x5, wt, b, &w, wr, f == CONV_WIDE, imp_ctx_vector_floats(n->ctx));
   return ir_view_reshape(g, y, os);
 }
 
