@@ -169,17 +169,34 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
    * of rows × N × kb floats (base LLaMA, S = 128: 1.0 s against 0.33) */
   bool one_row = true;
   for (int i = 0; i < r - 1; i++) one_row = one_row && as.d[i] == 1;
+  /* One row: code p (but the last, whose bit 31 would be a sign) is left
+   * in place, q·2^(p·bits) (< 2^31: exact as int32 and as float), and
+   * multiplies A·2^-(p·bits) (A is one row: scaled once per call, one
+   * kernel): the same product (unless |A| < 2^-98 underflows) with no
+   * shift per code, an AND, a convert and an FMA per weight (one 2048 ×
+   * 5632 weight in L3: 34 against 28 G weights/s with a shift per code). */
+  ir_ref as5 = a5;
+  if (one_row) {
+    float *f = malloc((size_t)per * sizeof *f);
+    if (!f) return imp_fail(n, "out of memory for the code places"), IR_NONE;
+    for (int p = 0; p < per; p++) f[p] = p < per - 1 ? 1.0f / (float)(1u << (p * bits)) : 1.0f;
+    as5 = ir_binary(g, IR_MUL, a5, ir_const_take(g, "nbits_code_place", IR_F32, (ir_shape){.rank = 1, .d = {per}}, f));
+  }
   ir_ref t[32]; /* per <= 16 */
   for (int p = 0; p < per; p++) {
-    ir_ref q = cw; /* unsigned: the divisions are shifts */
-    if (p) q = ir_binary(g, IR_IDIV, q, ir_scalar(g, IR_U32, (double)(1u << (p * bits))));
-    if (p < per - 1) q = ir_binary(g, IR_AND, q, ir_scalar(g, IR_U32, (double)mask));
-    q = ir_cast(g, ir_cast(g, q, IR_I32), IR_F32); /* < 2^bits: a signed conversion (AVX2 has no unsigned one) */
-    if (!one_row) q = ir_binary(g, IR_MUL, ir_binary(g, IR_ADD, q, zw), sw); /* dequantized as onnxruntime does */
     int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
     for (int i = 0; i < r + 3; i++) sp[i] = 1, ln[i] = s5.d[i];
     ln[r + 1] = h, ln[r + 2] = 1, st[r + 2] = p;
-    t[p] = ir_binary(g, IR_MUL, ir_view_slice(g, a5, st, sp, ln), q); /* [.., kb, np, h, P] */
+    ir_ref ax = ir_view_slice(g, as5, st, sp, ln), q = cw; /* unsigned: the divisions are shifts */
+    if (one_row && p < per - 1) {
+      q = ir_binary(g, IR_AND, q, ir_scalar(g, IR_U32, (double)((uint32_t)mask << (p * bits))));
+    } else {
+      if (p) q = ir_binary(g, IR_IDIV, q, ir_scalar(g, IR_U32, (double)(1u << (p * bits))));
+      if (p < per - 1) q = ir_binary(g, IR_AND, q, ir_scalar(g, IR_U32, (double)mask));
+    }
+    q = ir_cast(g, ir_cast(g, q, IR_I32), IR_F32); /* < 2^31: a signed conversion (AVX2 has no unsigned one) */
+    if (!one_row) q = ir_binary(g, IR_MUL, ir_binary(g, IR_ADD, q, zw), sw); /* dequantized as onnxruntime does */
+    t[p] = ir_binary(g, IR_MUL, ax, q); /* [.., kb, np, h, P] */
   }
   /* summed in order: one FMA a code (gcc: 32 vector operations per 128
    * weights with one row; a tree of sums 35) */

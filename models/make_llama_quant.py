@@ -173,6 +173,36 @@ def b_input_model(path):
     print(f"{path}: MatMulNBits with B as a graph input")
 
 
+def const_node_model(path, bits):
+    """One MatMulNBits with constant B, scales and packed zero points and one
+    row of A (the decode form): K 75 (blocks of 16, the last one padded), N
+    40, `bits` bits."""
+    k, n, bs = 75, 40, 16
+    kb, per = (k + bs - 1) // bs, 8 // bits
+    rng = np.random.default_rng(bits)
+    codes = rng.integers(0, 1 << bits, (n, kb, bs // per, per))
+    b = np.zeros((n, kb, bs // per), np.uint8)
+    for j in range(per):  # code j of a byte in bits j*bits.., low bits first
+        b |= (codes[..., j] << (j * bits)).astype(np.uint8)
+    zrow = (kb + per - 1) // per
+    zc = rng.integers(0, 1 << bits, (n, zrow, per))
+    z = np.zeros((n, zrow), np.uint8)
+    for j in range(per):
+        z |= (zc[..., j] << (j * bits)).astype(np.uint8)
+    node = helper.make_node("MatMulNBits", ["a", "b", "s", "z"], ["y"], domain="com.microsoft",
+                            K=k, N=n, bits=bits, block_size=bs)
+    g = helper.make_graph([node], f"nbits{bits}_node",
+                          [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])],
+                          [numpy_helper.from_array(b, "b"),
+                           numpy_helper.from_array((rng.random(n * kb) * 0.1 + 0.01).astype(np.float32), "s"),
+                           numpy_helper.from_array(z.reshape(-1), "z")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    print(f"{path}: MatMulNBits, {bits} bits, constant B, one row")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--in", dest="inp", help="float model.onnx (make_llama.py)")
@@ -184,9 +214,13 @@ def main():
     p.add_argument("--zero-points", action="store_true", help="nbits: asymmetric, with zero points")
     p.add_argument("--quantize-head", action="store_true", help="the LM head (the MatMul giving an output) too")
     p.add_argument("--b-input", metavar="PATH", help="instead: write a one-node MatMulNBits model whose B is an input")
+    p.add_argument("--node", metavar="PATH", help="instead: write a one-node MatMulNBits model with constant B, --bits")
+    p.add_argument("--bits", type=int, default=4, choices=[2, 4, 8], help="--node: bits per code")
     a = p.parse_args()
     if a.b_input:
         return b_input_model(a.b_input)
+    if a.node:
+        return const_node_model(a.node, a.bits)
     if not a.inp or not a.form:
         p.error("--in and --form are required")
     # external data is read one tensor at a time (a 4.4 GB model never
