@@ -55,9 +55,10 @@ typedef struct {
    * never `omp simd` (it carries the accumulators; with a single column
    * it is the innermost loop) */
   bool k_loop;
-  /* printing the copy of a k loop for row blocks after the first: without
-   * the prefetch of the next panel (pragma.c: cg_prefetch_first) */
-  bool later_block;
+  /* the next k loop runs in pieces that fetch the next panel (pragma.c:
+   * cg_prefetch_spread); its upper bound */
+  bool pieces;
+  char *pieces_ub;
   /* under the k-slices mark: the slices carry partial sums, not threaded */
   bool in_slices;
   /* threads: where the threaded loops' functions go (NULL: nowhere, no
@@ -132,13 +133,15 @@ void cg_expr_arg(cg_buf *o, isl_ast_expr *call, int i);
  * whether `loop` holds whole register-block tiles (the only loops of such
  * a kernel that may be threaded); whether the kernel is worth threads (and
  * its chunks, c->chunks); the prefetch of the next packed weight panel at
- * the top of a k loop, and the row block index whose first block alone
- * prefetches it (NULL: the k loop is printed once). */
+ * the top of a k loop, or spread over the row blocks: the fetch pointers
+ * before a k loop that runs in pieces (returns its upper bound; NULL: not
+ * in pieces) and the fetch at the top of each piece. */
 void cg_simd_pragma(cg_kernel *c, isl_ast_node *loop);
 bool cg_whole_tiles(isl_ast_node *loop);
 bool cg_wants_threads(cg_kernel *c);
 void cg_prefetch_weights(cg_kernel *c, isl_ast_node *kloop);
-char *cg_prefetch_first(cg_kernel *c, isl_ast_node *kloop);
+char *cg_prefetch_spread(cg_kernel *c, isl_ast_node *kloop);
+void cg_prefetch_piece(cg_kernel *c);
 void cg_prefetch_streams(cg_kernel *c, isl_ast_node *kloop);
 
 #endif

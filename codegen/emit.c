@@ -166,10 +166,22 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
           isl_ast_expr_free(inc);
       break;
     }
-    bool kloop = c->k_loop;
+    bool kloop = c->k_loop, pieces = kloop && c->pieces;
     if (!kloop) cg_simd_pragma(c, node);
     c->k_loop = false;
-    cg_line(c->body, c->depth, "for (int64_t %s = %s; %s; %s += %s) {", i.s, b.s, cd.s, i.s, s.s);
+    if (pieces) {
+      /* pieces of SCHED_KPIECE steps, each fetching lines of the next panel */
+      const char *ub = c->pieces_ub;
+      cg_line(c->body, c->depth++, "for (int64_t %sp = %s; %sp <= %s; %sp += %d) {", i.s, b.s, i.s, ub, i.s,
+              SCHED_KPIECE);
+      cg_prefetch_piece(c);
+      cg_line(c->body, c->depth, "const int64_t %se = %sp + %d < %s ? %sp + %d : %s;", i.s, i.s,
+              SCHED_KPIECE - 1, ub, i.s, SCHED_KPIECE - 1, ub);
+      cg_line(c->body, c->depth, "O2C_NOUNROLL");
+      cg_line(c->body, c->depth, "for (int64_t %s = %sp; %s <= %se; %s += 1) {", i.s, i.s, i.s, i.s, i.s);
+    } else {
+      cg_line(c->body, c->depth, "for (int64_t %s = %s; %s; %s += %s) {", i.s, b.s, cd.s, i.s, s.s);
+    }
     free(i.s), free(b.s), free(cd.s), free(s.s);
     isl_ast_expr_free(it), isl_ast_expr_free(init), isl_ast_expr_free(cond), isl_ast_expr_free(inc);
     isl_ast_node *body = isl_ast_node_for_get_body(node);
@@ -179,6 +191,7 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
     c->depth--;
     isl_ast_node_free(body);
     cg_line(c->body, c->depth, "}");
+    if (pieces) cg_line(c->body, --c->depth, "}");
     break;
   }
   case isl_ast_node_block: {
@@ -218,18 +231,12 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
   case isl_ast_node_mark: {
     isl_id *id = isl_ast_node_mark_get_id(node);
     isl_ast_node *b = isl_ast_node_mark_get_node(node);
-    char *first = NULL;
+    char *ub = NULL;
     if (!strcmp(isl_id_get_name(id), SCHED_MARK_REDUCTION)) {
       c->k_loop = isl_ast_node_get_type(b) == isl_ast_node_for;
-      first = c->k_loop && c->k->gemm.on ? cg_prefetch_first(c, b) : NULL;
-      if (first) {
-        /* the first row block's copy of the k loop prefetches, the other one not */
-        cg_line(c->body, c->depth++, "if (%s == 0) {", first);
-        cg_line(c->body, c->depth, "O2C_NOUNROLL");
-        print_node(c, b);
-        cg_line(c->body, c->depth - 1, "} else {");
-        c->k_loop = c->later_block = true;
-      }
+      /* opens a block for the fetch pointers (closed below) */
+      ub = c->k_loop && c->k->gemm.on ? cg_prefetch_spread(c, b) : NULL;
+      c->pieces = ub != NULL, c->pieces_ub = ub;
       cg_line(c->body, c->depth, "O2C_NOUNROLL");
       c->out->nounroll = true;
     }
@@ -238,10 +245,10 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
     isl_id_free(id);
     print_node(c, b);
     c->in_slices = in_slices;
-    if (first) {
-      c->later_block = false;
+    if (ub) {
+      c->pieces = false, c->pieces_ub = NULL;
       cg_line(c->body, --c->depth, "}");
-      free(first);
+      free(ub);
     }
     isl_ast_node_free(b);
     break;

@@ -8,6 +8,7 @@
 
 #include <isl/ast.h>
 #include <isl/id.h>
+#include <isl/val.h>
 
 /* Is the body of `loop` statements only (no loop inside)? */
 static bool innermost(isl_ast_node *loop) {
@@ -155,33 +156,103 @@ static bool panel_prefetch(const sched_kernel *k) {
   return gm->prefetch && gm->npacked && !ir_dim_is_sym(K) && !ir_dim_is_sym(N) && (N + gm->nr - 1) / gm->nr >= 2;
 }
 
-/* Only the first row block of a panel prefetches the next panel (row
- * blocks run inside panels where panels are packed): one fetch per line is
- * enough, and the k loop is issue-bound. With a row block index that is
- * not a constant, the k loop is printed twice, `if (index == 0)` with the
- * prefetch and `else` without (emit.c): the prefetch in every block cost
- * 3-5 % of llama-base S = 128 on AVX2, and a test of the index inside the
- * loop (gcc 12 does not unswitch it) 8 % of a 768 x 768 block loop with
- * hot weights. Returns that index, or NULL. */
-char *cg_prefetch_first(cg_kernel *c, isl_ast_node *kloop) {
-  if (c->k->gemm.m < 0 || !panel_prefetch(c->k)) return NULL;
+/* The upper bound of `loop` when its condition is `iterator <= bound` and
+ * it steps by 1 (NULL otherwise). */
+static char *loop_bound(isl_ast_node *loop) {
+  isl_ast_expr *cond = isl_ast_node_for_get_cond(loop), *inc = isl_ast_node_for_get_inc(loop);
+  char *ub = NULL;
+  isl_val *one = isl_ast_expr_get_type(inc) == isl_ast_expr_int ? isl_ast_expr_get_val(inc) : NULL;
+  if (one && isl_val_is_one(one) && isl_ast_expr_get_type(cond) == isl_ast_expr_op &&
+      isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_le) {
+    isl_ast_expr *b = isl_ast_expr_op_get_arg(cond, 1);
+    cg_buf s = {0};
+    cg_print_expr(&s, b);
+    isl_ast_expr_free(b);
+    ub = s.s;
+  }
+  isl_val_free(one);
+  isl_ast_expr_free(cond), isl_ast_expr_free(inc);
+  return ub;
+}
+
+/* Whether packed weight i is the first of its buffer (each is fetched once). */
+static bool first_of_buf(const sched_gemm *gm, int i) {
+  for (int j = 0; j < i; j++)
+    if (gm->packed_buf[j] == gm->packed_buf[i]) return false;
+  return true;
+}
+
+/* The fetch of the next panel spread over the row blocks (gemm.c:
+ * spread_lines): where the row block index is not a constant, the k loop
+ * runs in pieces of SCHED_KPIECE steps (emit.c) and each piece fetches
+ * pf_lines lines of each packed weight's next panel, from a pointer that
+ * row block t starts at line t x pieces x pf_lines of the slice, clamped
+ * to the buffer. Block 0 alone fetching one line per k step cost 3-5 % of
+ * the model (a fetch per 6 cycles is faster than memory delivers, the
+ * block waited), a test of the block index inside the loop another 8 %
+ * (gcc 12 does not unswitch it); a prefetch per 16 steps in every block
+ * costs ~1 % with the weights in cache. Prints the pointers (in a block
+ * the caller closes) and returns the loop's upper bound; NULL: not here
+ * (constant index: the per-k fetch of cg_prefetch_weights, block 0 only). */
+char *cg_prefetch_spread(cg_kernel *c, isl_ast_node *kloop) {
+  const sched_kernel *k = c->k;
+  const sched_gemm *gm = &k->gemm;
+  if (gm->m < 0 || !gm->pf_lines || !panel_prefetch(k)) return NULL;
   cg_buf tile = {0}, red = {0}, mtile = {0};
-  bool ok = block_args(c->k, kloop, &tile, &red, &mtile);
-  free(tile.s), free(red.s);
-  char *end = "";
-  if (ok && mtile.s) strtoll(mtile.s, &end, 10);
-  if (ok && mtile.s && *end) return mtile.s;
-  free(mtile.s);
-  return NULL;
+  bool ok = block_args(k, kloop, &tile, &red, &mtile);
+  char *end = "", *ub = ok && mtile.s ? loop_bound(kloop) : NULL;
+  if (ub) strtoll(mtile.s, &end, 10);
+  if (!ub || !*end) {
+    free(tile.s), free(red.s), free(mtile.s), free(ub);
+    return NULL;
+  }
+  isl_ast_expr *init = isl_ast_node_for_get_init(kloop);
+  cg_buf lo = {0};
+  cg_print_expr(&lo, init);
+  isl_ast_expr_free(init);
+  int64_t K = k->space.d[gm->k], N = k->space.d[gm->n], kc = gm->kc ? gm->kc : K;
+  int64_t npan = (N + gm->nr - 1) / gm->nr, panel = K * gm->nr, pieces = (kc + SCHED_KPIECE - 1) / SCHED_KPIECE;
+  cg_line(c->body, c->depth++, "{");
+  for (int i = 0; i < gm->npacked; i++) {
+    if (!first_of_buf(gm, i)) continue;
+    int b = cg_kernel_arg(c, gm->packed_buf[i]);
+    int64_t line = 64 / (int64_t)ir_dtype_size(c->p->bufs[gm->packed_buf[i]].dtype);
+    int64_t span = line * gm->pf_lines * pieces, last = npan * panel - span;
+    cg_buf at = {0};
+    cg_printf(&at, "%lld * (%s + 1 < %lld ? %s + 1 : %s) + %d * (%s) + %lld * (%s)", (long long)panel, tile.s,
+              (long long)npan, tile.s, tile.s, gm->nr, lo.s, (long long)span, mtile.s);
+    cg_line(c->body, c->depth, "const char *o2c_pf%d = (const char *)&b%d[%s < %lld ? %s : %lld];", b, b, at.s,
+            (long long)(last > 0 ? last : 0), at.s, (long long)(last > 0 ? last : 0));
+    free(at.s);
+  }
+  c->out->prefetch = true;
+  free(tile.s), free(red.s), free(mtile.s), free(lo.s);
+  return ub;
+}
+
+/* At the top of a piece of the k loop (above): the next lines of each
+ * packed weight's next panel. */
+void cg_prefetch_piece(cg_kernel *c) {
+  const sched_gemm *gm = &c->k->gemm;
+  for (int i = 0; i < gm->npacked; i++) {
+    if (!first_of_buf(gm, i)) continue;
+    int b = cg_kernel_arg(c, gm->packed_buf[i]);
+    if (gm->pf_lines == 1)
+      cg_line(c->body, c->depth, "O2C_PREFETCH(o2c_pf%d);", b);
+    else
+      cg_line(c->body, c->depth, "for (int o2c_l = 0; o2c_l < %d; o2c_l += 64) O2C_PREFETCH(o2c_pf%d + o2c_l);",
+              64 * gm->pf_lines, b);
+    cg_line(c->body, c->depth, "o2c_pf%d += %d;", b, 64 * gm->pf_lines);
+  }
 }
 
 /* At the top of a register block's k loop, for each packed weight (where
  * the scheduler asks for it: gemm.c):
  * - prefetch: its line for this k in the next column panel is fetched into
  *   cache, so the first row block of that panel does not wait for memory
- *   (the next panel of the last one is itself); not in later row blocks
- *   (above): a remainder block of a constant index prefetches only when it
- *   is block 0;
+ *   (the next panel of the last one is itself); only in a block of the
+ *   constant index 0 (a single block, or the remainder of one): where the
+ *   index varies, the pieces of the k loop fetch (cg_prefetch_spread);
  * - ahead: a single row's line gm->ahead elements past this k's (panels are
  *   contiguous: past the end of one is the start of the next), clamped to
  *   the buffer's last element. */
@@ -197,11 +268,9 @@ void cg_prefetch_weights(cg_kernel *c, isl_ast_node *kloop) {
     return;
   }
   char *end = "";
-  bool later = c->later_block || (mtile.s && strtoll(mtile.s, &end, 10) != 0 && !*end);
+  bool later = c->pieces || (mtile.s && strtoll(mtile.s, &end, 10) != 0 && !*end);
   for (int i = 0; i < gm->npacked; i++) {
-    bool seen = false;
-    for (int j = 0; j < i; j++) seen |= gm->packed_buf[j] == gm->packed_buf[i];
-    if (seen) continue;
+    if (!first_of_buf(gm, i)) continue;
     int b = cg_kernel_arg(c, gm->packed_buf[i]);
     if (panel_prefetch(k) && !later)
       cg_line(c->body, c->depth, "O2C_PREFETCH(&b%d[%lld * (%s + 1 < %lld ? %s + 1 : %s) + %d * %s]);", b,

@@ -71,6 +71,7 @@ typedef enum {
 
 #define SCHED_MAX_STAGES 8
 #define SCHED_MAX_PACKED (2 * SCHED_MAX_STAGES)
+#define SCHED_KPIECE 16 /* k steps per prefetch of the next panel (sched_gemm.pf_lines) */
 
 /* The register-blocked matmul form of a reduction kernel (gemm.c, tile.c).
  * The outer axes m (rows) and n (columns) are strip-mined by mr x nr; inside
@@ -85,6 +86,11 @@ typedef struct {
   int m, n, k;   /* space axes; m = -1 when no axis can be unrolled (mr = 1) */
   int mr, nr;
   bool prefetch; /* fetch the next column panel's weights during this one (codegen) */
+  /* > 0: row blocks of a variable index run their k loop in pieces of
+   * SCHED_KPIECE steps, and each piece fetches this many 64-byte lines of
+   * the next panel (of each packed weight): the fetch of a panel is spread
+   * over all its row blocks (gemm.c) */
+  int pf_lines;
   int ahead;     /* elements of the packed weights fetched ahead of the k loop (0: none) */
   /* k sliced into pieces of kc (0: not sliced): per column panel, slice by
    * slice over all row blocks; between slices each block waits in
