@@ -356,6 +356,12 @@ ir_ref ir_view_window(ir_graph *g, ir_ref a, int nsp, const int64_t *win, const 
 ir_ref ir_view_unsqueeze(ir_graph *g, ir_ref a, int axis);
 ir_ref ir_view_squeeze(ir_graph *g, ir_ref a, int axis);
 bool ir_view_is_identity(const ir_view *v, const ir_shape *src);
+/* Does `v` read all of `src` in place as another static shape (offset 0,
+ * its own contiguous strides, unmasked), splitting or merging axes? One
+ * that only adds or drops axes of size 1 is not counted: kernels follow
+ * it already. ([N, M, H*W] read as [N, M, H, W]: yes; [M, 1, N] as
+ * [M, N]: no.) */
+bool ir_view_is_split_reshape(const ir_view *v, const ir_shape *src);
 /* A pure broadcast view (unsqueeze/squeeze/expand only: no permutation,
  * slice, pad or reshape across axes) reads source element (i_j) at view
  * element (i_k) with i_j = i_{view_axis[j]}; view_axis[j] is -1 for source

@@ -32,7 +32,11 @@ bool ir_sinkable_op(const ir_graph *g, const ir_node *n) {
 }
 
 /* A view that selects part of a single-use computed value: unmasked, not
- * indexed, static, and P at most twice as large as V (the wasted work). */
+ * indexed, static, and P at most twice as large as V (the wasted work);
+ * or reads all of it in place as another shape (a 1x1 convolution over
+ * its positions flattened, [N, M, H*W] read as [N, M, H, W]: an epilogue
+ * after that split is a pass of its own, the kernel's loops cannot follow
+ * it). */
 static bool selecting(const ir_graph *g, ir_ref v, const int *uses) {
   const ir_node *n = ir_node_get(g, v);
   if (n->op != IR_VIEW || n->view.masked || n->view.gather) return false;
@@ -42,7 +46,20 @@ static bool selecting(const ir_graph *g, ir_ref v, const int *uses) {
       uses[p] != 1 || !ir_shape_is_static(&n->shape) || !ir_shape_is_static(&pn->shape))
     return false;
   int64_t nv = ir_shape_numel(&n->shape), np = ir_shape_numel(&pn->shape);
-  return np > nv && np / 2 <= nv;
+  return (np > nv && np / 2 <= nv) || ir_view_is_split_reshape(&n->view, &pn->shape);
+}
+
+/* May `s`, an operand of region member `n` that is no member of a region,
+ * come along into region `r`? Constants always (refilled at P's shape);
+ * when the region's view is an in-place reshape, also a computed or
+ * stored value of n's own shape (a residual added after the convolution),
+ * read as P's shape through a reshape of its own. Not a view: its reshape
+ * might need a copy. */
+static bool operand_ok(const ir_graph *g, ir_ref s, const ir_node *n, ir_ref r) {
+  const ir_node *sn = ir_node_get(g, s), *v = ir_node_get(g, r);
+  if (sn->op == IR_LOAD) return true;
+  return sn->op != IR_VIEW && sn->op != IR_INDEX_COMPONENTS && ir_shape_eq(&sn->shape, &n->shape) &&
+         ir_view_is_split_reshape(&v->view, &ir_node_get(g, v->src[0])->shape);
 }
 
 /* The copy of region member `r` over P's shape: sources mapped by `to`,
@@ -59,7 +76,7 @@ static ir_ref clone_over(ir_graph *g, ir_ref r, const ir_ref *to, const ir_shape
       c.shape = *ps;
       n.src[k] = ir_add_node(g, &c);
     } else {
-      n.src[k] = to[s];
+      n.src[k] = to[s] != IR_NONE ? to[s] : ir_view_reshape(g, s, *ps); /* an operand from outside */
     }
     if (n.src[k] == IR_NONE) return IR_NONE;
   }
@@ -102,10 +119,12 @@ int ir_rewrite_sink_regions(ir_graph *g) {
     bool ok = true;
     for (int k = 0; k < n->nsrc && ok; k++) {
       ir_ref s = n->src[k];
-      if (ir_node_get(g, s)->op == IR_LOAD) continue;
-      ok = reg[s] >= 0 && (r < 0 || reg[s] == r);
+      if (reg[s] < 0) continue;
+      ok = r < 0 || reg[s] == r;
       r = reg[s];
     }
+    for (int k = 0; k < n->nsrc && ok && r >= 0; k++)
+      ok = reg[n->src[k]] >= 0 || operand_ok(g, n->src[k], n, r);
     if (ok && r >= 0) reg[i] = r;
   }
   /* members read from outside their region (or graph outputs) get a view */
@@ -134,8 +153,16 @@ int ir_rewrite_sink_regions(ir_graph *g) {
   if (count && !ir_failed(g)) {
     for (int i = 0; i < nold; i++) {
       ir_node *n = &g->nodes[i];
-      for (int k = 0; k < n->nsrc; k++)
-        if (view_of[n->src[k]] != IR_NONE) n->src[k] = view_of[n->src[k]];
+      for (int k = 0; k < n->nsrc; k++) {
+        ir_ref s = n->src[k];
+        if (view_of[s] == IR_NONE) continue;
+        /* a view reads its source's flat buffer, which an in-place reshape
+         * leaves as it is: it reads the new value directly (a view of the
+         * reshape would be a copy of its own) */
+        bool flat = n->op == IR_VIEW && k == 0 &&
+                    ir_view_is_split_reshape(&ir_node_get(g, reg[s])->view, &ir_node_get(g, to[s])->shape);
+        n->src[k] = flat ? to[s] : view_of[s];
+      }
     }
     for (int i = 0; i < ir_output_count(g); i++)
       if (view_of[ir_output(g, i)] != IR_NONE) ir_set_output(g, i, view_of[ir_output(g, i)]);

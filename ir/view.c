@@ -24,6 +24,23 @@ bool ir_view_is_identity(const ir_view *v, const ir_shape *src) {
   return true;
 }
 
+bool ir_view_is_split_reshape(const ir_view *v, const ir_shape *src) {
+  const ir_shape *s = &v->shape;
+  if (v->masked || v->gather || v->offset || !ir_shape_is_static(s) || !ir_shape_is_static(src) ||
+      ir_shape_numel(s) != ir_shape_numel(src))
+    return false;
+  int64_t st[IR_MAX_RANK];
+  ir_contiguous_strides(s, st);
+  for (int i = 0; i < s->rank; i++)
+    if (s->d[i] != 1 && v->stride[i] != st[i]) return false;
+  for (int a = 0, b = 0;;) { /* the axes other than 1, side by side */
+    while (a < s->rank && s->d[a] == 1) a++;
+    while (b < src->rank && src->d[b] == 1) b++;
+    if (a == s->rank || b == src->rank) return a != s->rank || b != src->rank;
+    if (s->d[a++] != src->d[b++]) return true;
+  }
+}
+
 bool ir_view_axis_map(const ir_view *v, const ir_shape *src, int *view_axis) {
   if (v->masked || v->offset != 0 || v->gather) return false;
   int64_t st[IR_MAX_RANK];

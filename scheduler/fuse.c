@@ -413,7 +413,9 @@ char *sched_fuse(sched_program *p, const sched_options *opt, const char *live) {
                 false,
                 false};
   SCHED_ASSERT(f.mat && f.owner && f.seen);
-  for (int i = 0; i < ir_output_count(g); i++) f.mat[ir_output(g, i)] = 1;
+  /* an output that reshapes a value in place is written by that value's kernel */
+  for (int i = 0; i < ir_output_count(g); i++)
+    f.mat[p->out_alias[i] != IR_NONE ? p->out_alias[i] : ir_output(g, i)] = 1;
   for (int r = 0; r < n; r++) {
     const ir_node *x = ir_node_get(g, r);
     if (!live[r]) continue;

@@ -28,6 +28,38 @@ static void separate_outputs(ir_graph *g) {
   }
 }
 
+/* Output i as a reshape of a value X nothing else reads (a 1x1
+ * convolution over its positions flattened, [N, M, H*W] read as [N, M, H,
+ * W]): X's kernel writes the output's buffer, the same elements in the
+ * same order, instead of a buffer of its own and a copy. `uses` counts
+ * each node's live readers and the outputs. */
+static ir_ref output_alias(const ir_graph *g, int i, const int *uses) {
+  ir_ref o = ir_output(g, i);
+  const ir_node *v = ir_node_get(g, o);
+  if (v->op != IR_VIEW || v->nsrc != 1) return IR_NONE;
+  ir_ref x = v->src[0];
+  const ir_node *xn = ir_node_get(g, x);
+  if (xn->op == IR_ALLOCATE || xn->op == IR_LOAD || xn->op == IR_VIEW || xn->op == IR_INDEX_COMPONENTS ||
+      uses[x] != 1 || uses[o] != 1 || xn->dtype != v->dtype || !ir_view_is_split_reshape(&v->view, &xn->shape))
+    return IR_NONE;
+  return x;
+}
+
+static void find_output_aliases(sched_program *p, const char *live) {
+  const ir_graph *g = p->g;
+  int n = ir_graph_count(g), no = ir_output_count(g);
+  int *uses = calloc((size_t)n + 1, sizeof *uses);
+  p->out_alias = malloc(((size_t)no + 1) * sizeof *p->out_alias);
+  SCHED_ASSERT(uses && p->out_alias);
+  for (int r = 0; r < n; r++) {
+    const ir_node *x = ir_node_get(g, r);
+    for (int k = 0; k < x->nsrc && live[r]; k++) uses[x->src[k]]++;
+  }
+  for (int i = 0; i < no; i++) uses[ir_output(g, i)]++;
+  for (int i = 0; i < no; i++) p->out_alias[i] = output_alias(g, i, uses);
+  free(uses);
+}
+
 int sched_add_buf(sched_program *p, sched_buf_kind kind, ir_ref r, int io_index) {
   const ir_node *n = ir_node_get(p->g, r);
   p->bufs = realloc(p->bufs, (size_t)(p->nbufs + 1) * sizeof *p->bufs);
@@ -47,8 +79,10 @@ int sched_add_buf(sched_program *p, sched_buf_kind kind, ir_ref r, int io_index)
 /* Buffers for the materialised nodes: outputs first (their slots), then the rest. */
 static void make_buffers(sched_program *p, const char *mat, const char *live) {
   ir_graph *g = p->g;
-  for (int i = 0; i < ir_output_count(g); i++)
-    sched_add_buf(p, SCHED_BUF_OUTPUT, ir_output(g, i), i);
+  for (int i = 0; i < ir_output_count(g); i++) {
+    int b = sched_add_buf(p, SCHED_BUF_OUTPUT, ir_output(g, i), i);
+    if (p->out_alias[i] != IR_NONE) p->buf_of[p->out_alias[i]] = b;
+  }
   for (int r = 0; r < ir_graph_count(g); r++) {
     if (!live[r] || !mat[r] || p->buf_of[r] >= 0) continue;
     const ir_node *x = ir_node_get(g, r);
@@ -268,6 +302,8 @@ int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char
   SCHED_ASSERT(p->buf_of || !n);
   for (int i = 0; i < n; i++) p->buf_of[i] = -1;
   char *live = ir_live_nodes(g);
+  SCHED_ASSERT(live);
+  find_output_aliases(p, live);
   char *mat = sched_fuse(p, opt, live);
   make_buffers(p, mat, live);
   free(mat);
@@ -306,6 +342,7 @@ void sched_free(sched_program *p) {
   free(p->ext);
   free(p->bufs);
   free(p->buf_of);
+  free(p->out_alias);
   sched_memo_free(p);
   if (p->ctx) isl_ctx_free(p->ctx);
   free(p);

@@ -182,6 +182,9 @@ typedef struct sched_program {
   sched_buf *bufs;
   int nbufs;
   int *buf_of; /* node -> buffer index, or -1 when computed inline */
+  /* per output: the node whose kernel writes the output's buffer in place
+   * when the output is only a reshape of it (IR_NONE: the output's own) */
+  ir_ref *out_alias;
   sched_kernel *kernels;
   int nkernels;
   int64_t arena_size;   /* bytes, 64-aligned (symbolic: at the reference point) */

@@ -4,7 +4,8 @@
  * graph is made of constants, evaluated with ir_eval before and after the
  * rewrite, and the outputs compared; the cases it must leave alone (a
  * masked view, a value with another use, a view that selects less than
- * half, an operand that is not a constant) are checked to be left alone. */
+ * half, an operand that is not a constant) are checked to be left alone;
+ * an in-place reshape that splits an axis also takes a residual. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -102,11 +103,37 @@ static void test_leaves_alone(void **state) {
   check(g, 0);
 }
 
+/* P [R, C] read whole as [R, 2, C/2] (a 1x1 convolution's flat positions
+ * read as rows): the activation and an added value of the view's shape
+ * (a residual) move onto P; a view read of the result then reads the new
+ * value itself. A reshape that only adds an axis of 1 is left alone. */
+static void test_reshape(void **state) {
+  (void)state;
+  ir_graph *g = ir_graph_new();
+  ir_ref p = ir_binary(g, IR_ADD, ir_const(g, "A", IR_F32, shape2(R, C), adata),
+                       ir_const(g, "B", IR_F32, shape2(R, C), bdata));
+  ir_shape vs = ir_shape_make(3, (int64_t[]){R, 2, C / 2});
+  ir_ref v = ir_view_reshape(g, p, vs);
+  ir_ref res = ir_const(g, "O", IR_F32, vs, bdata);
+  ir_ref y = ir_binary(g, IR_ADD, activation(g, v), res);
+  assert_int_equal(ir_mark_output(g, y, "y"), 0);
+  ir_ref t = ir_view_slice(g, y, (int64_t[]){0, 1, 1}, (int64_t[]){1, 1, 2}, (int64_t[]){R, 1, 2});
+  assert_int_equal(ir_mark_output(g, ir_binary(g, IR_MUL, t, t), "t"), 0);
+  check(g, 1);
+  g = ir_graph_new();
+  p = ir_binary(g, IR_ADD, ir_const(g, "A", IR_F32, shape2(R, C), adata),
+                ir_const(g, "B", IR_F32, shape2(R, C), bdata));
+  v = ir_view_reshape(g, p, ir_shape_make(3, (int64_t[]){R, 1, C}));
+  assert_int_equal(ir_mark_output(g, activation(g, v), "y"), 0);
+  check(g, 0);
+}
+
 int main(void) {
   for (int i = 0; i < R * C; i++) adata[i] = (float)(i % 7) - 3.0f, bdata[i] = (float)(i % 5) * 0.75f - 1.0f;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_moves_activation),
       cmocka_unit_test(test_leaves_alone),
+      cmocka_unit_test(test_reshape),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
