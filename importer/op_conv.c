@@ -72,13 +72,39 @@ static ir_ref conv_matmul(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const im
   return flat ? conv_bias_wide(g, y, b) : y;
 }
 
+/* A constant weight w5 [1, G, M/G, C/G, k...] as one constant with its taps
+ * first, [k..., 1, G, M/G, C/G], read back as w5's shape: every tap is then
+ * a contiguous slice of one buffer and the blocked kernel reads all taps'
+ * weights from one pointer at constant offsets. Sliced from w5 itself, each
+ * tap became a weight of its own (ir_rewrite_weight_layout), one pointer
+ * per tap: gcc kept the 9 x rows tap addresses on the stack and reloaded
+ * one before every broadcast (the DBNet-like detector's 3x3/2 layers).
+ * w5 unchanged when it is not a constant. */
+static ir_ref taps_first(ir_graph *g, ir_ref w5, const imp_window *w) {
+  /* not for a few taps: the audio front end's 3-tap layers were 4 % (AVX2
+   * 7 %) slower with it (idle machine, CPU-time minima) */
+  if (ir_failed(g) || !ir_is_const(g, w5) || imp_tap_count(w) <= 4) return w5;
+  const ir_node *wn = ir_node_get(g, w5);
+  ir_shape ws = wn->shape, ts = {.rank = ws.rank};
+  ir_dtype dt = wn->dtype;
+  int perm[IR_MAX_RANK], back[IR_MAX_RANK];
+  for (int i = 0; i < ws.rank; i++) {
+    perm[i] = i < w->nsp ? 4 + i : i - w->nsp;
+    back[perm[i]] = i;
+    ts.d[i] = ws.d[perm[i]];
+  }
+  void *data;
+  if (ir_eval(g, ir_move(g, ir_view_permute(g, w5, perm)), &data)) return IR_NONE;
+  return ir_view_permute(g, ir_const_take(g, "conv_taps", dt, ts, data), back);
+}
+
 /* The per-tap form: the input window [N, G, 1, C/G, O...] times the weight
  * tap [1, G, M/G, C/G, 1...] (wt reshaped to `wr`), accumulated over the
  * taps, then summed over C/G. */
 static ir_ref conv_taps(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w, ir_shape wr) {
   imp_window_input ci = ir_failed(g) ? (imp_window_input){.ph = IR_NONE} : imp_window_phases(g, x5, w, 0.0);
   ir_ref xp = ci.ph == IR_NONE ? imp_pad_spatial(g, x5, w, 0.0) : IR_NONE;
-  ir_ref w5 = ir_view_reshape(g, wt, wr);
+  ir_ref w5 = taps_first(g, ir_view_reshape(g, wt, wr), w);
   /* Without a channel sum (depthwise) each output is a chain of one FMA per
    * tap, latency-bound: 4 interleaved chains, added at the end (the
    * MobileNetV3-small-like net of make_cnn.py: 2.6 -> 2.25 ms). With a

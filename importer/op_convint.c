@@ -214,13 +214,16 @@ static ir_ref convtranspose_blocks(imp_node *n, ir_ref x, ir_ref w, const cgeom 
       return IR_NONE;
   }
   if (ir_mul_ov(MG, taps, &mt)) return IR_NONE;
-  /* w [C, M/G, k...] -> [G, C/G, M/G * taps] -> [1, G, M/G * taps, C/G, 1] */
+  /* w [C, M/G, k...] -> [G, C/G, M/G * taps] -> [1, G, M/G, taps, C/G, 1]:
+   * the output channels an axis of their own, so that a per-channel
+   * operand after the shuffle (the bias, a BatchNormalization) is a
+   * broadcast along it and moves in front of the shuffle (ir/sink.c) */
   ir_shape w3 = {.rank = 3, .d = {G, C / G, mt}};
-  ir_shape w5 = {.rank = 5, .d = {1, G, mt, C / G, 1}};
-  ir_shape x5 = {.rank = 5, .d = {N, G, 1, C / G, cols}};
+  ir_shape w6 = {.rank = 6, .d = {1, G, MG, taps, C / G, 1}};
+  ir_shape x6 = {.rank = 6, .d = {N, G, 1, 1, C / G, cols}};
   int p3[3] = {0, 2, 1};
-  ir_ref wm = ir_view_reshape(g, ir_view_permute(g, ir_view_reshape(g, w, w3), p3), w5);
-  ir_ref y = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, ir_view_reshape(g, x, x5), wm), 1u << 3);
+  ir_ref wm = ir_view_reshape(g, ir_view_permute(g, ir_view_reshape(g, w, w3), p3), w6);
+  ir_ref y = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, ir_view_reshape(g, x, x6), wm), 1u << 4);
   /* [N, G * M/G, k..., L...] -> [N, M, L0, k0, L1, k1, ...] -> [N, M, L0 * k0, ...] */
   ir_shape ys = {.rank = 2 + 2 * nsp, .d = {N, G * MG}}, os = {.rank = 2 + nsp, .d = {N, G * MG}};
   int perm[IR_MAX_RANK] = {0, 1};

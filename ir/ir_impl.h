@@ -72,6 +72,8 @@ void ir_mappings_free(ir_graph *g);
  * more that a blocked matmul packs as they are (ir_rewrite_weight_layout
  * leaves them). */
 char *ir_packed_operands(const ir_graph *g, uint64_t min_bytes);
+/* layout.c: the readers of `x`, graph outputs included. */
+int ir_uses_of(const ir_graph *g, ir_ref x);
 /* sink_region.c: an op that may be computed on the unread parts of a wide
  * result too (element-wise; no integer division or float-to-int cast). */
 bool ir_sinkable_op(const ir_graph *g, const ir_node *n);

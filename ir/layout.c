@@ -68,7 +68,8 @@ static bool axis_runs(const ir_view *v, const ir_shape *xs, int *lo, int *hi) {
   return true;
 }
 
-static int uses_of(const ir_graph *g, ir_ref x) {
+/* The readers of `x`, graph outputs included (sink.c uses it too). */
+int ir_uses_of(const ir_graph *g, ir_ref x) {
   int n = 0;
   for (int r = 0; r < g->nnodes; r++)
     for (int i = 0; i < g->nodes[r].nsrc; i++) n += g->nodes[r].src[i] == x;
@@ -114,7 +115,7 @@ static bool relayout(ir_graph *g, ir_ref r, int which) {
     if (p < lo[n] || p > hi[n]) perm[np++] = p;
   for (int p = lo[n]; p <= hi[n]; p++) perm[np++] = p;
   for (int i = 0; i < np; i++) pos[perm[i]] = i;
-  ir_ref base = x->op == IR_MOVE && uses_of(g, xr) == 1 ? x->src[0] : xr;
+  ir_ref base = x->op == IR_MOVE && ir_uses_of(g, xr) == 1 ? x->src[0] : xr;
   ir_view yv = y->view; /* node pointers are invalid once nodes are added */
   const char *label = g->label;
   g->label = s->label; /* the copy is named after the matmul it serves */

@@ -10,7 +10,14 @@
  * axes the view keeps one to one (the channels), op(view(R), b) is
  * view(op(R, b')): the op runs on the reduction's own axes, becomes its
  * kernel's epilogue, and every reader of the op's result reads the same
- * elements through the composed view. */
+ * elements through the composed view.
+ *
+ * The same through a copy that only reorders a reduction's elements, read
+ * back as a plain reshape: the shuffle of a ConvTranspose whose kernel is
+ * its stride ([M, taps, positions] -> [M, H*kh, W*kw]). op(u(MOVE(v(R))), b)
+ * is u(MOVE(v(op(R, b')))) when v and u each read every element once: the
+ * bias, a BatchNormalization and a Relu after the shuffle become the
+ * matmul's epilogue instead of a pass over the shuffled result. */
 #include "ir_impl.h"
 
 static bool plain_view(const ir_node *n) {
@@ -111,9 +118,92 @@ static bool from_reduce(const ir_graph *g, ir_ref r, int depth) {
   return false;
 }
 
+/* Does the unmasked view `v` over a contiguous value of shape `src` read
+ * each of its elements exactly once (a transpose of a reshape)? */
+static bool permutes(const ir_view *v, const ir_shape *src) {
+  if (v->offset != 0 || !ir_shape_is_static(src) || ir_shape_numel(&v->shape) != ir_shape_numel(src)) return false;
+  uint32_t done = 0;
+  int64_t expect = 1;
+  for (;;) { /* the moving axes by increasing stride: a mixed radix of `src` */
+    int k = -1;
+    for (int j = 0; j < v->shape.rank; j++)
+      if (v->shape.d[j] > 1 && !(done & (1u << j)) && (k < 0 || v->stride[j] < v->stride[k])) k = j;
+    if (k < 0) return expect == ir_shape_numel(src);
+    if (v->stride[k] != expect || ir_mul_ov(expect, v->shape.d[k], &expect)) return false;
+    done |= 1u << k;
+  }
+}
+
+/* `u` = VIEW u(MOVE(v(R))) with u and v permutations and the copy read only
+ * through u: its reduction R (else IR_NONE) and, in `axis`, the axis of R
+ * each axis of u moves along alone (-1: none). */
+static ir_ref shuffled(const ir_graph *g, ir_ref u, int *axis) {
+  const ir_node *un = &g->nodes[u], *mn = &g->nodes[un->src[0]];
+  if (!plain_view(un) || mn->op != IR_MOVE || !ir_shape_is_static(&mn->shape) ||
+      !permutes(&un->view, &mn->shape))
+    return IR_NONE;
+  const ir_node *vn = &g->nodes[mn->src[0]];
+  if (!plain_view(vn) || !ir_shape_eq(&vn->shape, &mn->shape)) return IR_NONE;
+  ir_ref r = vn->src[0];
+  const ir_shape *rs = &g->nodes[r].shape;
+  if (!permutes(&vn->view, rs) || !from_reduce(g, r, 0) || ir_uses_of(g, un->src[0]) != 1 || ir_uses_of(g, u) != 1)
+    return IR_NONE;
+  int ua[IR_MAX_RANK], va[IR_MAX_RANK];
+  identity_axes(&un->view, &mn->shape, ua);
+  identity_axes(&vn->view, rs, va);
+  for (int k = 0; k < un->shape.rank; k++) axis[k] = ua[k] < 0 ? -1 : va[ua[k]];
+  return r;
+}
+
+/* op(u(MOVE(v(R))), b...) -> u(MOVE(v(op(R, b'...)))): `s` is the operand
+ * read through the shuffle, R its reduction. A reader that is a view reads
+ * the new copy through its view composed with u. */
+static bool sink_shuffle(ir_graph *g, ir_ref e, ir_ref s, ir_ref r, const int *axis) {
+  ir_ref chain[3] = {s, g->nodes[s].src[0], g->nodes[g->nodes[s].src[0]].src[0]}; /* u, MOVE, v */
+  ir_shape es = g->nodes[e].shape, rs = g->nodes[r].shape;
+  ir_view composed[64];
+  ir_ref users[64];
+  int nu = 0;
+  /* u a plain reshape: the flat index into e is the one into the copy */
+  ir_view flat = ir_view_contiguous(&es);
+  bool in_order = true;
+  for (int k = 0; k < es.rank; k++) in_order &= es.d[k] == 1 || g->nodes[s].view.stride[k] == flat.stride[k];
+  for (ir_ref u = 0; u < g->nnodes; u++) {
+    const ir_node *un = &g->nodes[u];
+    if (un->op != IR_VIEW || un->src[0] != e) continue;
+    if (nu == 64 || un->view.gather) return false;
+    composed[nu] = un->view;
+    if (!in_order && !compose(&un->view, &es, &g->nodes[s].view, &composed[nu])) return false;
+    users[nu++] = u;
+  }
+  ir_node x = g->nodes[e];
+  for (int i = 0; i < x.nsrc; i++) {
+    x.src[i] = x.src[i] == s ? r : operand_over(g, x.src[i], axis, &rs);
+    if (x.src[i] == IR_NONE) return false; /* nodes added so far are dropped by ir_compact */
+  }
+  x.shape = rs;
+  ir_ref made[3], below = ir_add_node(g, &x);
+  for (int k = 2; k >= 0; k--) {
+    ir_node c = g->nodes[chain[k]];
+    c.dtype = x.dtype, c.src[0] = below;
+    below = made[k] = ir_add_node(g, &c);
+  }
+  for (int j = 0; j < nu; j++) {
+    ir_node *un = &g->nodes[users[j]];
+    un->src[0] = made[1], un->view = composed[j];
+  }
+  ir_replace_uses(g, e, made[0]);
+  return true;
+}
+
 static bool sink_one(ir_graph *g, ir_ref e) {
   const ir_node *n = &g->nodes[e];
   if (!ir_sinkable_op(g, n) || !ir_shape_is_static(&n->shape)) return false;
+  for (int i = 0; i < n->nsrc; i++) {
+    int axis[IR_MAX_RANK];
+    ir_ref r = shuffled(g, n->src[i], axis);
+    if (r != IR_NONE) return sink_shuffle(g, e, n->src[i], r, axis);
+  }
   for (int i = 0; i < g->noutputs; i++)
     if (g->outputs[i] == e) return false;
   /* the one view of a reduction among the operands */

@@ -42,7 +42,11 @@
                       stride 2 padded, 3x3 dilated 2 unpadded, 3x3 with two
                       outputs per channel (M/G = 2) and a residual Add, a
                       Relu epilogue, 7-wide rows; a 3x3 stride-2 stem over
-                      3 channels (stride phases, not im2col)"""
+                      3 channels (stride phases, not im2col)
+  convt_head.onnx     a DBNet-like probability head: ConvTranspose 2x2/2
+                      with a bias, BatchNormalization, Relu, ConvTranspose
+                      2x2/2 with a bias, Sigmoid as the output (the ops
+                      after each shuffle move in front of it, ir/sink.c)"""
 import os
 import numpy as np
 import onnx
@@ -279,6 +283,18 @@ with open(os.path.join(HERE, "slice_x.pb"), "wb") as f:
 for k in (3, -2, 20):
     with open(os.path.join(HERE, "slice_k%d.pb" % k), "wb") as f:
         f.write(numpy_helper.from_array(np.array([k], np.int64), "k").SerializeToString())
+
+# the DBNet-like head: x[1, 8, 6, 20] -> [1, 1, 24, 80]
+save("convt_head", [
+    helper.make_node("ConvTranspose", ["x", "h1w", "h1b"], ["t1"], kernel_shape=[2, 2], strides=[2, 2]),
+    helper.make_node("BatchNormalization", ["t1", "bns", "bnb", "bnm", "bnv"], ["bn"]),
+    helper.make_node("Relu", ["bn"], ["r1"]),
+    helper.make_node("ConvTranspose", ["r1", "h2w", "h2b"], ["t2"], kernel_shape=[2, 2], strides=[2, 2]),
+    helper.make_node("Sigmoid", ["t2"], ["y"]),
+], [vi("x", F, [1, 8, 6, 20])], [vi("y", F, [1, 1, 24, 80])],
+    [w("h1w", (8, 12, 2, 2), 0.3), w("h1b", (12,)), w("bns", (12,), 1.0), w("bnb", (12,)),
+     w("bnm", (12,)), numpy_helper.from_array(rng.uniform(0.5, 2.0, 12).astype(np.float32), "bnv"),
+     w("h2w", (12, 1, 2, 2), 0.5), w("h2b", (1,))])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())

@@ -3,7 +3,9 @@
  * padded copy and by a sum. The rewrite must move both ops (the count) and
  * leave every output's value as it was (ir_eval before and after, exact:
  * the same float ops on the same elements); a residual Add (not a
- * broadcast) must stay where it is. */
+ * broadcast) must stay where it is. The same through a ConvTranspose's
+ * shuffle (a copy that reorders the reduction's elements): bias, scale
+ * and Relu move in front of it, the last of them a graph output. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -55,17 +57,8 @@ static float *eval_outputs(ir_graph *g, int64_t *n) {
   return all;
 }
 
-/* Builds the graph, rewrites it and checks the count and the values. */
-static void check(bool residual, int expect) {
-  ir_graph *g = ir_graph_new();
-  assert_non_null(g);
-  ir_ref y = wide_conv(g);
-  y = ir_binary(g, IR_ADD, y, konst(g, (ir_shape){4, {1, C, 1, 1}}, 0.5f));
-  if (residual) y = ir_binary(g, IR_ADD, y, konst(g, (ir_shape){4, {1, C, OH, OW}}, 0.125f));
-  y = ir_binary(g, IR_MAX, y, ir_scalar(g, IR_F32, 0.0));
-  int64_t b[4] = {0, 0, 1, 1}, e[4] = {0, 0, 1, 2};
-  ir_mark_output(g, ir_move(g, ir_view_pad(g, y, b, e, 0.0)), "padded");
-  ir_mark_output(g, ir_reduce(g, IR_ADD, y, 0xc), "sum");
+/* Rewrites `g` and checks the count and the outputs' values; frees g. */
+static void rewrite_and_compare(ir_graph *g, int expect) {
   assert_false(ir_failed(g));
   int64_t n0, n1;
   float *before = eval_outputs(g, &n0);
@@ -78,6 +71,20 @@ static void check(bool residual, int expect) {
   ir_graph_free(g);
 }
 
+/* Builds the graph, rewrites it and checks the count and the values. */
+static void check(bool residual, int expect) {
+  ir_graph *g = ir_graph_new();
+  assert_non_null(g);
+  ir_ref y = wide_conv(g);
+  y = ir_binary(g, IR_ADD, y, konst(g, (ir_shape){4, {1, C, 1, 1}}, 0.5f));
+  if (residual) y = ir_binary(g, IR_ADD, y, konst(g, (ir_shape){4, {1, C, OH, OW}}, 0.125f));
+  y = ir_binary(g, IR_MAX, y, ir_scalar(g, IR_F32, 0.0));
+  int64_t b[4] = {0, 0, 1, 1}, e[4] = {0, 0, 1, 2};
+  ir_mark_output(g, ir_move(g, ir_view_pad(g, y, b, e, 0.0)), "padded");
+  ir_mark_output(g, ir_reduce(g, IR_ADD, y, 0xc), "sum");
+  rewrite_and_compare(g, expect);
+}
+
 static void test_bias_relu_sunk(void **state) {
   (void)state;
   check(false, 2);
@@ -88,10 +95,46 @@ static void test_residual_stays(void **state) {
   check(true, 1); /* the bias only: the residual is not a broadcast */
 }
 
+enum { H = 3, W = 5 };
+
+/* [1, C, 2H, 2W]: the reduction [1, C, 4 taps, 1, H*W] over K, each tap
+ * moved after its position axis (the copy ir_view_reshape inserts). */
+static ir_ref shuffle(ir_graph *g) {
+  ir_ref r = ir_reduce(g, IR_ADD, konst(g, (ir_shape){5, {1, C, 4, K, H * W}}, 0.25f), 1u << 3);
+  int perm[6] = {0, 1, 4, 2, 5, 3};
+  ir_ref y = ir_view_permute(g, ir_view_reshape(g, r, (ir_shape){6, {1, C, 2, 2, H, W}}), perm);
+  return ir_view_reshape(g, y, (ir_shape){4, {1, C, 2 * H, 2 * W}});
+}
+
+static void check_shuffle(bool residual, int expect) {
+  ir_graph *g = ir_graph_new();
+  assert_non_null(g);
+  ir_ref y = ir_binary(g, IR_ADD, shuffle(g), konst(g, (ir_shape){4, {1, C, 1, 1}}, 0.5f));
+  if (residual) y = ir_binary(g, IR_ADD, y, konst(g, (ir_shape){4, {1, C, 2 * H, 2 * W}}, 0.125f));
+  y = ir_binary(g, IR_MUL, y, konst(g, (ir_shape){4, {1, C, 1, 1}}, 0.75f));
+  y = ir_binary(g, IR_MAX, y, ir_scalar(g, IR_F32, 0.0));
+  ir_mark_output(g, y, "y");
+  ir_ref flat = ir_view_reshape(g, y, (ir_shape){3, {1, C, 4 * H * W}}); /* read in order, flattened */
+  ir_mark_output(g, ir_reduce(g, IR_ADD, flat, 1u << 2), "sum");
+  rewrite_and_compare(g, expect);
+}
+
+static void test_shuffle_sunk(void **state) {
+  (void)state;
+  check_shuffle(false, 3);
+}
+
+static void test_shuffle_residual_stays(void **state) {
+  (void)state;
+  check_shuffle(true, 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bias_relu_sunk),
       cmocka_unit_test(test_residual_stays),
+      cmocka_unit_test(test_shuffle_sunk),
+      cmocka_unit_test(test_shuffle_residual_stays),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
