@@ -26,7 +26,7 @@ Environment:
   ONNX2C              compiler binary (default build/onnx2c-caten)
   CC                  C compiler (default cc)
   ONNX2C_BENCH_CFLAGS extra flags for the generated C, after its own (e.g.
-                      -DO2C_POOL_ADAPT=1: the pool's adaptive mode)
+                      -DO2C_POOL_ADAPT=0: every loop threaded, no holds)
   TARGET              --target of the compiler (default native; x86-64-v3 = AVX2,
                       x86-64-v4 = AVX-512): the generated C is built with the flags
                       its first lines name (+ -mtune=native for a named x86 level),

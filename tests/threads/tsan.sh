@@ -3,8 +3,10 @@
 # with --threads 2 --threads-all (every kernel with two or more outer
 # iterations runs on the pool), built with -fsanitize=thread with the strict
 # warnings, run by tsan_run.c (repeated calls, then two callers at once). A
-# race report fails the test (exit status 66); then once more with
-# -DO2C_POOL_ADAPT=1. Also checks that the C names
+# race report fails the test (exit status 66); then once with every loop
+# threaded (-DO2C_POOL_ADAPT=0) and once holding threads off after every
+# threaded loop that waited at all, for a microsecond (the pool switching
+# between threaded and alone all the time). Also checks that the C names
 # -pthread on its "Build with" line.
 # usage: tsan.sh ONNX2C MODEL
 set -eu
@@ -18,8 +20,9 @@ echo "threaded loops $(grep -c 'o2c_pool_run(k' "$tmp/m.c")"
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=thread -pthread -DTSAN_NAME=m \
   -DTSAN_HDR='"m.h"' -I"$tmp" "$tmp/m.c" "$here/tsan_run.c" -o "$tmp/run" -lm
 TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$tmp/run"
-# again with the adaptive pool (-DO2C_POOL_ADAPT=1; every threaded loop timed:
-# a site measured threaded runs alone next) while the pool is held
-${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=thread -pthread -DTSAN_NAME=m \
-  -DTSAN_HDR='"m.h"' -DO2C_POOL_ADAPT=1 -DO2C_POOL_WARM=1 -I"$tmp" "$tmp/m.c" "$here/tsan_run.c" -o "$tmp/run_adapt" -lm
-TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$tmp/run_adapt"
+for flags in -DO2C_POOL_ADAPT=0 "-DO2C_POOL_STALL=0 -DO2C_POOL_HOLD=1e-6 -DO2C_POOL_HOLD_MAX=4e-6 -DO2C_POOL_WARM=1"; do
+  # shellcheck disable=SC2086 # $flags is a list of flags
+  ${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=thread -pthread -DTSAN_NAME=m \
+    -DTSAN_HDR='"m.h"' $flags -I"$tmp" "$tmp/m.c" "$here/tsan_run.c" -o "$tmp/run2" -lm
+  TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$tmp/run2"
+done
