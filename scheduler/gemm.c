@@ -133,6 +133,32 @@ static int64_t block_rows(const sched_gemm *gm, const sched_target *t, int64_t M
   return gm->m < 0 ? 1 : min64(M, min64(rows < 1 ? 1 : rows, cap));
 }
 
+/* A windowed convolution with 32 registers of 512 bits (AVX-512): of the
+ * blocks whose accumulators take 3/4 of the registers (12 x 2 vectors,
+ * 8 x 3, 6 x 4) and whose columns are whole blocks (a partial one came out
+ * of gcc as 16 + 8 + 4 + 1 wide code), the one with the least work,
+ * ceil(M / mr) * mr rows, then the fewest loads per multiply-add, (nv + mr)
+ * / (nv * mr). 3x3, 64 -> 64 at 56x56 (3264 columns): 8 x 48 1.18 ms
+ * against 6 x 64's 1.23 (its last block of 4 rows); 512 -> 512 at 7x7 (64
+ * columns): 6 x 64, 1.76-1.79 ms against 12 x 32's 1.83-1.85 (1 thread,
+ * CPU time, loaded machine); CRNN 3.94 -> 3.80 ms, DBNet 30.4 -> 29.4,
+ * ResNet-18 24.1 -> 23.6 (their 128-channel 3x3 layers also 8 x 48). The
+ * number of vectors (nv0 when none has whole blocks); *cap the rows. */
+static int wide_vectors(const sched_gemm *gm, const sched_target *t, int64_t M, int64_t N, int nstages, int nv0,
+                        int64_t *cap) {
+  int lanes = sched_target_lanes(t), best = nv0;
+  int64_t best_work = -1, best_mr = *cap;
+  for (int nv = 2; nv <= 4; nv++) {
+    int64_t mr = block_rows(gm, t, M, nstages, nv, 12), work = (M + mr - 1) / mr * mr;
+    if (N % (nv * lanes)) continue;
+    if (best_work < 0 || work < best_work ||
+        (work == best_work && (nv + mr) * best * best_mr < (best + best_mr) * nv * mr))
+      best = nv, best_work = work, best_mr = mr;
+  }
+  *cap = best_mr;
+  return best;
+}
+
 /* The register block, from the target's register file: about 3/4 of the
  * vector registers hold accumulators (stages x mr x nr/lanes), the rest the
  * nr/lanes loaded columns and the broadcast row value. nr is two vectors
@@ -162,20 +188,14 @@ static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t
    * columns on AVX-512), else gcc widens half vectors through 16-bit steps
    * (one row times a 2048 x 8192 int8 weight: 9 against 20 G weights/s) */
   if (narrow && N > lanes && nv < 4) nv = 4;
-  /* a windowed convolution whose columns are whole blocks of 4 vectors
-   * (AVX-512: 64) takes 6 x 64 (24 zmm accumulators, 4 column loads and 6
-   * broadcasts per step, against 2 and 12 for 12 x 32): 3x3, 512 -> 512 at
-   * 7x7 (64 columns) 1.83-1.85 -> 1.76-1.79 ms, 64 -> 64 at 56x56 +1 %
-   * (1 thread, CPU time, loaded machine); not where 64 would leave a partial
-   * block */
-  bool wide = windowed && t->vector_bits >= 512 && t->vector_regs >= 32 && N % (4 * lanes) == 0;
-  if (wide) nv = 4;
   /* a row of 3 or 5 vectors (the importer's rows form rounds an 80-wide
    * row to 80 columns on AVX-512) is one block across: no partial block */
-  bool row = !wide && windowed && nstages == 1 && ncols <= 1 && t->vector_regs >= 32 && N % lanes == 0 &&
-             (N / lanes == 3 || N / lanes == 5);
+  bool wide = windowed && t->vector_bits >= 512 && t->vector_regs >= 32;
+  bool row = !(wide && N % (4 * lanes) == 0) && windowed && nstages == 1 && ncols <= 1 &&
+             t->vector_regs >= 32 && N % lanes == 0 && (N / lanes == 3 || N / lanes == 5);
   if (row) nv = (int)(N / lanes);
-  int64_t cap = wide ? 6 : windowed ? 12 : 8;
+  int64_t cap = windowed ? 12 : 8;
+  if (wide && !row) nv = wide_vectors(gm, t, M, N, nstages, nv, &cap);
   /* A step that reads several column vectors (a strided convolution's taps,
    * each a window of its own phase: 9 for 3x3) keeps each live across the
    * rows: accumulators, ncols x nv columns and the broadcast must fit, else
