@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
 
 #define KIB 1024LL
 #define MIB (1024LL * 1024LL)
@@ -73,10 +76,25 @@ static int64_t read_size(const char *path) {
   return *end == 'K' ? v * KIB : *end == 'M' ? v * MIB : *end == 'G' ? v * 1024 * MIB : v;
 }
 
+/* L2 from cpuid's extended leaf 0x80000006 (ECX bits 31-16: KiB; AMD and
+ * Intel), for hosts whose sysfs has no cache entries (a VM's: this Zen 5
+ * EPYC has none, and the AVX-512 preset's 2 MiB L2 is twice its 1 MiB). */
+static void cpuid_l2(sched_target *t) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  unsigned a, b, c, d;
+  if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000006u && __get_cpuid(0x80000006u, &a, &b, &c, &d) &&
+      (c >> 16))
+    t->l2 = (int64_t)(c >> 16) * KIB;
+#else
+  (void)t;
+#endif
+}
+
 /* The host's data caches, from /sys/devices/system/cpu/cpu0/cache/index*
  * (levels 1-3; an instruction cache is skipped). Missing entries keep the
- * preset's value. */
+ * preset's value, but L2 without sysfs comes from cpuid. */
 static void host_caches(sched_target *t) {
+  if (access("/sys/devices/system/cpu/cpu0/cache/index0/size", R_OK)) cpuid_l2(t);
   for (int i = 0; i < 16; i++) {
     char p[128], type[32] = {0};
     snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
