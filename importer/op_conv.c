@@ -294,39 +294,57 @@ static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const im
   return ir_view_permute(g, y, perm);
 }
 
-/* A stride-1 2-D convolution over few output rows (at most 6) with padded
- * rows: the kernel rows that read padding are up to 2/9 of a 3x3's work at
- * 3 output rows. Each border row is its own convolution over the kernel
- * rows that reach the input (a row of the rows form), the rows between
- * take the whole kernel without vertical padding (wide form), and the
- * bands are concatenated ([N, M, out_h, out_w]; the bias stays with the
- * caller). IR_NONE when it does not apply. */
-static ir_ref conv_bands(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, ir_shape wr, int64_t vf) {
+/* A 2-D convolution over few output rows (at most 6) with padded rows,
+ * stride 1 or a stride across rows only: the kernel rows that read padding
+ * are up to 2/9 of a 3x3's work at 3 output rows (1/9 for the first row of
+ * a (2, 1)-strided one at 3 rows). Each border row is its own convolution
+ * over the kernel rows that reach the input (a row of the rows form), the
+ * rows between take the whole kernel without vertical padding (wide form
+ * when `wide` and stride 1, else the rows form), and the bands are
+ * concatenated ([N, M, out_h, out_w]; the bias stays with the caller).
+ * IR_NONE when it does not apply. */
+static ir_ref conv_bands(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, ir_shape wr, int64_t vf, bool wide) {
   ir_graph *g = n->g;
-  if (w->nsp != 2 || w->s[0] != 1 || w->d[0] != 1 || (!w->pb[0] && !w->pe[0]) || w->out[0] > 6 ||
-      w->out[1] < 32 || w->extra[0] || w->k[0] > w->in[0])
+  int64_t s = w->s[0], k = w->k[0];
+  if (w->nsp != 2 || w->d[0] != 1 || (!w->pb[0] && !w->pe[0]) || w->out[0] > 6 || w->out[1] < 32 || w->extra[0] ||
+      k > w->in[0])
     return IR_NONE;
+  /* kernel rows [a, b] of output row r read input rows top + a.. (top =
+   * r * s - pb); a row that reads no input row (pads of a kernel's size)
+   * keeps the padded form */
+  int64_t padded = 0; /* kernel rows that read padding, over all output rows */
+  for (int64_t r = 0; r < w->out[0]; r++) {
+    int64_t top = r * s - w->pb[0], over = top + k - 1 - (w->in[0] - 1);
+    if (top + k - 1 < 0 || top > w->in[0] - 1) return IR_NONE;
+    padded += (top < 0 ? -top : 0) + (over > 0 ? over : 0);
+  }
+  /* strided: only when they are 1/9 of the work or more (64 -> 128 at
+   * stride (2, 1) over 6 x 80, 1/18 of its taps, was 4 % slower in bands:
+   * a second kernel of a short sum, a copy and the Concat), and only with
+   * 16-float vectors, where a rows-form row is one register block across
+   * (AVX2's 6 x 16 blocks over 96 columns ran the 2-row band 17 % slower
+   * per row than the 3-row whole: 128 -> 256 at 3 x 80 4 % slower) */
+  if (s > 1 && (vf < 16 || 9 * padded < w->out[0] * k)) return IR_NONE;
   const ir_shape xs = ir_node_get(g, x5)->shape, ws = ir_node_get(g, wt)->shape;
   ir_ref parts[6];
   int cnt = 0;
   for (int64_t r0 = 0; r0 < w->out[0] && !ir_failed(g);) {
-    /* kernel rows [a, b] of output row r0 read input rows r0 - pb + a.. */
-    int64_t a = w->pb[0] - r0 > 0 ? w->pb[0] - r0 : 0, b = w->in[0] - 1 + w->pb[0] - r0;
-    if (b > w->k[0] - 1) b = w->k[0] - 1;
+    int64_t top = r0 * s - w->pb[0], a = top < 0 ? -top : 0, b = w->in[0] - 1 - top;
+    if (b > k - 1) b = k - 1;
     int64_t r1 = r0 + 1; /* a border row alone; the full-kernel rows together */
-    while (a == 0 && b == w->k[0] - 1 && r1 < w->out[0] && w->in[0] - 1 + w->pb[0] - r1 >= w->k[0] - 1) r1++;
+    while (a == 0 && b == k - 1 && r1 < w->out[0] && r1 * s - w->pb[0] + k - 1 <= w->in[0] - 1) r1++;
     imp_window wb = *w;
-    wb.k[0] = b - a + 1, wb.out[0] = r1 - r0, wb.in[0] = r1 - r0 + b - a, wb.pb[0] = wb.pe[0] = 0;
+    wb.k[0] = b - a + 1, wb.out[0] = r1 - r0, wb.in[0] = (r1 - r0 - 1) * s + b - a + 1, wb.pb[0] = wb.pe[0] = 0;
     int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
     for (int i = 0; i < xs.rank; i++) sp[i] = 1, ln[i] = xs.d[i];
-    st[4] = r0 - w->pb[0] + a, ln[4] = wb.in[0];
+    st[4] = top + a, ln[4] = wb.in[0];
     ir_ref xb = ir_view_slice(g, x5, st, sp, ln);
     int64_t wst[IR_MAX_RANK] = {0}, wsp[IR_MAX_RANK], wln[IR_MAX_RANK];
     for (int i = 0; i < ws.rank; i++) wsp[i] = 1, wln[i] = ws.d[i];
     wst[2] = a, wln[2] = wb.k[0];
     ir_shape wrb = wr;
     wrb.d[4] = wb.k[0];
-    ir_ref y = conv_window(g, xb, ir_view_slice(g, wt, wst, wsp, wln), NULL, &wb, wrb, r1 - r0 > 1, vf);
+    ir_ref y = conv_window(g, xb, ir_view_slice(g, wt, wst, wsp, wln), NULL, &wb, wrb, wide && s == 1 && r1 - r0 > 1, vf);
     ir_shape ys = {.rank = 4, .d = {xs.d[0], ws.d[0], r1 - r0, w->out[1]}};
     parts[cnt++] = ir_view_reshape(g, y, ys);
     r0 = r1;
@@ -368,8 +386,9 @@ ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt, ir_ref *b) {
   for (int i = 0; i < nsp; i++) os.d[2 + i] = w.out[i];
   conv_form f = conv_choose(&w, &xs, C / G, M / G);
   ir_ref y = f == CONV_TAPS ? conv_taps_wide(g, x5, wt, b, &w, wr)
-             : f == CONV_WIDE ? conv_bands(n, x5, wt, &w, wr, imp_ctx_vector_floats(n->ctx))
-                              : IR_NONE;
+             : f == CONV_WIDE || f == CONV_ROWS
+                 ? conv_bands(n, x5, wt, &w, wr, imp_ctx_vector_floats(n->ctx), f == CONV_WIDE)
+                 : IR_NONE;
   if (y == IR_NONE && !ir_failed(g))
     y = f == CONV_MATMUL ? conv_matmul(g, x5, wt, b, &w, M)
         : f == CONV_TAPS ? conv_taps(g, x5, wt, &w, wr)
