@@ -61,6 +61,10 @@ typedef struct {
   char *pieces_ub;
   /* under the k-slices mark: the slices carry partial sums, not threaded */
   bool in_slices;
+  /* a step of several products (emit.c: print_terms): the update renders
+   * only its product `term` (acc += term), when one_term */
+  bool one_term;
+  int term;
   /* threads: where the threaded loops' functions go (NULL: nowhere, no
    * threads), how many there are, the symbols they use, the locals every
    * function of statements declares (accumulators), whether a statement is
@@ -123,6 +127,9 @@ int cg_kernel_body(cg_kernel *c);
  * locals of the previous one. */
 void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *space_idx);
 void cg_statement_begin(cg_kernel *c);
+/* The products a register block's update of `stage` adds one at a time
+ * (a strided convolution's taps): 0 when it adds one value. */
+int cg_update_terms(const cg_kernel *c, int stage);
 /* A float max reduction: kept as a plain max plus a NaN flag nan<stage>. */
 bool cg_is_float_max(const cg_kernel *c, int stage);
 /* isl AST expressions as C (isl_expr.c); cg_expr_arg: argument `i` of a

@@ -436,6 +436,14 @@ static int sum_terms(const cg_kernel *c, ir_ref r, ir_dtype dt, ir_ref *terms) {
   return n;
 }
 
+int cg_update_terms(const cg_kernel *c, int stage) {
+  const ir_node *r = ir_node_get(c->p->g, c->k->stages[stage]);
+  ir_ref terms[SUM_TERMS_MAX];
+  if (!c->k->gemm.on || r->op != IR_ADD || (r->dtype != IR_F32 && r->dtype != IR_F64)) return 0;
+  int nt = sum_terms(c, r->src[0], r->dtype, terms);
+  return nt >= 2 ? nt : 0;
+}
+
 /* One statement at iteration `space_idx` (one expression per axis of the
  * kernel's space). */
 void cg_statement_begin(cg_kernel *c) {
@@ -492,7 +500,13 @@ void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *
     int nt = c->k->gemm.on && r->op == IR_ADD && (r->dtype == IR_F32 || r->dtype == IR_F64)
                  ? sum_terms(c, r->src[0], r->dtype, terms) : 0;
     if (nt < 2) render_value(c, &v, r->src[0], space_idx, false);
-    if (nt >= 2) {
+    if (nt >= 2 && c->one_term && c->term < nt) {
+      /* one product of the step (emit.c: print_terms), the same addition
+       * in the same order as the whole sum below makes it */
+      render_value(c, &v, terms[c->term], space_idx, false);
+      cg_printf(&line, "acc%d%s = (%s)(acc%d%s + %s);", stage, c->acc_sub, cg_ctype(r->dtype), stage,
+                c->acc_sub, v.s);
+    } else if (nt >= 2) {
       cg_printf(&line, "acc%d%s = (%s)(", stage, c->acc_sub, cg_ctype(r->dtype));
       for (int t = 0; t < nt; t++) cg_printf(&line, "(");
       cg_printf(&line, "acc%d%s", stage, c->acc_sub);
