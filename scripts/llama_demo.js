@@ -38,8 +38,8 @@ const decodeModel = path.resolve(process.argv[5] || path.join(llama, 'tiny_decod
 const atol = Number(process.argv[6] || 1e-4);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'llama-demo-'));
 const CFLAGS = ['-O3', '-march=native', '-fno-math-errno', '-fopenmp-simd', '-DONNX2C_OMP_SIMD'];
-// more flags for the host program (the ASan build's llama_generate test
-// passes -fsanitize=address,undefined)
+// more flags for the host program, after these (the ASan build's generate
+// tests pass -O1 -fsanitize=address,undefined: tests/CMakeLists.txt)
 CFLAGS.push(...(process.env.ONNX2C_DEMO_CFLAGS || '').split(' ').filter((f) => f));
 
 function tensorAt(file) {
