@@ -244,8 +244,11 @@ static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t
   /* a weight larger than the caches comes from DRAM panel by panel; the
    * first row block of a panel waits for it unless it was fetched during
    * the previous panel. Base S = 128, 1 thread, Sapphire Rapids core:
-   * AVX2 -5 %; AVX-512 (8 x 32) +4 %, so not there */
-  gm->prefetch = gm->m >= 0 && t->vector_bits <= 256;
+   * AVX2 -5 %. On AVX-512 the first form (block 0 fetching a line per k
+   * step) was 4 % slower there; the fetch spread over the row blocks
+   * (spread_lines) is 4 % faster on a Zen 5 core (147 against 154 ms,
+   * 8 x 32, CPU time, loaded machine), so every width fetches */
+  gm->prefetch = gm->m >= 0;
   /* one row (decode) streams one-byte weights at a few cycles per line:
    * the hardware prefetcher does not run far enough ahead to overlap that
    * with memory (one row times 66 int8 2048 x 5632 weights, Sapphire

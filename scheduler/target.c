@@ -76,25 +76,53 @@ static int64_t read_size(const char *path) {
   return *end == 'K' ? v * KIB : *end == 'M' ? v * MIB : *end == 'G' ? v * 1024 * MIB : v;
 }
 
-/* L2 from cpuid's extended leaf 0x80000006 (ECX bits 31-16: KiB; AMD and
- * Intel), for hosts whose sysfs has no cache entries (a VM's: this Zen 5
- * EPYC has none, and the AVX-512 preset's 2 MiB L2 is twice its 1 MiB). */
-static void cpuid_l2(sched_target *t) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  unsigned a, b, c, d;
-  if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000006u && __get_cpuid(0x80000006u, &a, &b, &c, &d) &&
-      (c >> 16))
-    t->l2 = (int64_t)(c >> 16) * KIB;
-#else
-  (void)t;
-#endif
+/* The data caches from cpuid, for hosts without sysfs cache entries (a VM
+ * may not expose them: the Zen 5 EPYC guest this was written on has no
+ * /sys/devices/system/cpu/cpu0/cache, and the x86-64-v4 preset's 2 MiB L2
+ * stood for its 1 MiB). First the deterministic cache leaf (4 on Intel,
+ * 0x8000001D on AMD), whose level i entry is ways x partitions x line x
+ * sets; else AMD's legacy leaves 0x80000005 (L1d KiB in ECX[31:24]) and
+ * 0x80000006 (L2 KiB in ECX[31:16], L3 in 512 KiB units in EDX[31:18]). */
+static void cpuid_caches(sched_target *t) {
+  unsigned a, b, c, d, maxext;
+  if (!__get_cpuid(0x80000000, &maxext, &b, &c, &d)) maxext = 0;
+  unsigned leaves[2] = {4, 0x8000001D};
+  int found = 0;
+  for (int l = 0; l < 2 && !found; l++) {
+    unsigned leaf = leaves[l], max = leaf < 0x80000000 ? __get_cpuid_max(0, NULL) : maxext;
+    if (max < leaf) continue;
+    for (unsigned i = 0; i < 16; i++) {
+      __cpuid_count(leaf, i, a, b, c, d);
+      unsigned type = a & 31, level = (a >> 5) & 7;
+      if (!type) break;
+      if (type == 2) continue; /* an instruction cache */
+      int64_t size = (int64_t)((b >> 22) + 1) * (((b >> 12) & 1023) + 1) * ((b & 4095) + 1) * ((int64_t)c + 1);
+      if (level == 1) t->l1d = size;
+      else if (level == 2) t->l2 = size;
+      else if (level == 3) t->l3 = size;
+      found = 1;
+    }
+  }
+  if (found || maxext < 0x80000006) return;
+  __cpuid(0x80000005, a, b, c, d);
+  if (c >> 24) t->l1d = (int64_t)(c >> 24) * KIB;
+  __cpuid(0x80000006, a, b, c, d);
+  if (c >> 16) t->l2 = (int64_t)(c >> 16) * KIB;
+  if (d >> 18) t->l3 = (int64_t)(d >> 18) * 512 * KIB;
 }
+#endif
 
 /* The host's data caches, from /sys/devices/system/cpu/cpu0/cache/index*
- * (levels 1-3; an instruction cache is skipped). Missing entries keep the
- * preset's value, but L2 without sysfs comes from cpuid. */
+ * (levels 1-3; an instruction cache is skipped), else (x86) from cpuid.
+ * Missing entries keep the preset's value. */
 static void host_caches(sched_target *t) {
-  if (access("/sys/devices/system/cpu/cpu0/cache/index0/size", R_OK)) cpuid_l2(t);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (access("/sys/devices/system/cpu/cpu0/cache/index0/size", R_OK)) {
+    cpuid_caches(t);
+    return;
+  }
+#endif
   for (int i = 0; i < 16; i++) {
     char p[128], type[32] = {0};
     snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
