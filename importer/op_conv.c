@@ -249,6 +249,17 @@ static int64_t round_row(int64_t v, int64_t vf) {
   return vf >= 16 && r <= 5 * vf ? r : round32(v);
 }
 
+/* The wide form's columns: whole multiples of 32, or of 96 on a target
+ * of 16-float vectors when the channels are a multiple of 8 and not of 6
+ * and that costs at most 1/64 more columns: the scheduler's blocks there
+ * (wide_vectors, scheduler/gemm.c) are 12 x 32, 8 x 48 or 6 x 64 over
+ * whole column blocks, and only 8 x 48 leaves no padded row (16 rows:
+ * 12 + 4 or 6 + 6 + 4 otherwise) */
+static int64_t wide_cols(int64_t cols, int64_t mg, int64_t vf) {
+  int64_t c32 = round32(cols), c96 = (cols + 95) / 96 * 96;
+  return vf >= 16 && mg % 8 == 0 && mg % 6 && c32 % 48 && 64 * (c96 - c32) <= c32 ? c96 : c32;
+}
+
 /* The columns are computed in whole multiples of 32 (every register block
  * width of the targets, 8, 16 and 32, divides it) and the extra ones are
  * never read: a partial block came out as 16 + 8 + 4 + 1 wide vector code
@@ -260,7 +271,7 @@ static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const im
   imp_window w = *w0;
   int last = w.nsp - 1;
   int64_t one = 1, wp = w.in[last] + w.pb[last] + w.pe[last];
-  int64_t cols = (w.out[0] - 1) * wp + w.out[last], cols32 = round32(cols);
+  int64_t cols = (w.out[0] - 1) * wp + w.out[last], cols32 = wide ? wide_cols(cols, wr.d[2], vf) : round32(cols);
   if (wide)
     w.pe[0] += (cols32 - cols + wp - 1) / wp;
   else
