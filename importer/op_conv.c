@@ -368,6 +368,98 @@ static ir_ref conv_bands(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w,
   return ir_failed(g) ? IR_NONE : imp_concat(n, parts, cnt, 2);
 }
 
+/* A constant weight wt [M, C, kh, kw] as one constant [C, kh, kw, M]: the
+ * output channels of every (c, kh, kw) step contiguous, read as the register
+ * block's columns with unit stride. IR_NONE when wt is not a constant. */
+static ir_ref cols_weight(ir_graph *g, ir_ref wt) {
+  if (ir_failed(g) || !ir_is_const(g, wt)) return IR_NONE;
+  const ir_node *wn = ir_node_get(g, wt);
+  ir_shape ws = wn->shape;
+  ir_dtype dt = wn->dtype;
+  int perm[4] = {1, 2, 3, 0};
+  ir_shape ts = {.rank = 4, .d = {ws.d[1], ws.d[2], ws.d[3], ws.d[0]}};
+  void *data;
+  if (ir_eval(g, ir_move(g, ir_view_permute(g, wt, perm)), &data)) return IR_NONE;
+  return ir_const_take(g, "conv_cols", dt, ts, data);
+}
+
+/* Output channels as the columns (2-D, one group, a constant weight): the
+ * padded input is copied once with its channels innermost, [N, Hp, Wp, C],
+ * and output rows r0..r1 over kernel rows a..b are the sum over (c, kh, kw)
+ * of the input under the window, broadcast (a block's rows are output
+ * positions along the row, any stride), times the weight's row of output
+ * channels (the block's columns, contiguous in cols_weight's layout):
+ * [N, r1 - r0, out_w, M], channels innermost. */
+static ir_ref cols_band(ir_graph *g, ir_ref xh, ir_ref wc, const imp_window *w, int64_t r0, int64_t r1, int64_t a,
+                        int64_t b) {
+  const ir_shape xs = ir_node_get(g, xh)->shape, ws = ir_node_get(g, wc)->shape;
+  int64_t kb = b - a + 1, rows = r1 - r0;
+  int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
+  for (int i = 0; i < xs.rank; i++) sp[i] = 1, ln[i] = xs.d[i];
+  st[4] = r0 * w->s[0] + a * w->d[0], ln[4] = (rows - 1) * w->s[0] + (kb - 1) * w->d[0] + 1;
+  int64_t k[2] = {kb, w->k[1]}, out[2] = {rows, w->out[1]};
+  /* [N, 1, 1, C, kb, kw, rows, out_w] */
+  ir_ref xw = ir_view_window(g, ir_view_slice(g, xh, st, sp, ln), 2, k, w->s, w->d, out);
+  int px[8] = {0, 1, 6, 7, 3, 4, 5, 2};
+  xw = ir_view_permute(g, xw, px); /* [N, 1, rows, out_w, C, kb, kw, 1] */
+  int64_t wst[IR_MAX_RANK] = {0}, wsp[IR_MAX_RANK], wln[IR_MAX_RANK];
+  for (int i = 0; i < ws.rank; i++) wsp[i] = 1, wln[i] = ws.d[i];
+  wst[1] = a, wln[1] = kb;
+  ir_shape w8 = {.rank = 8, .d = {1, 1, 1, 1, ws.d[0], kb, ws.d[2], ws.d[3]}};
+  ir_ref wv = ir_view_reshape(g, ir_view_slice(g, wc, wst, wsp, wln), w8);
+  ir_ref y = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xw, wv), 7u << 4);
+  ir_shape ys = {.rank = 4, .d = {xs.d[0], rows, w->out[1], ws.d[3]}};
+  return ir_view_reshape(g, y, ys);
+}
+
+static ir_ref conv_cols(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w) {
+  ir_graph *g = n->g;
+  ir_ref wc = cols_weight(g, wt);
+  if (wc == IR_NONE || ir_failed(g)) return IR_NONE;
+  int to_hwc[6] = {0, 1, 2, 4, 5, 3}, back[6] = {0, 1, 2, 5, 3, 4};
+  ir_ref xh = ir_move(g, ir_view_permute(g, imp_pad_spatial(g, x5, w, 0.0), to_hwc));
+  xh = ir_view_permute(g, xh, back); /* [N, 1, 1, C, Hp, Wp], channels innermost in memory */
+  /* bands: the output rows whose kernel rows reach the padding take only
+   * the kernel rows that read the input (as conv_bands) */
+  ir_ref parts[8];
+  int cnt = 0;
+  int64_t k = w->k[0], s = w->s[0];
+  bool bands = w->d[0] == 1 && w->out[0] <= 6;
+  for (int64_t r0 = 0; r0 < w->out[0] && !ir_failed(g);) {
+    int64_t a = 0, b = k - 1, r1 = w->out[0];
+    if (bands) {
+      int64_t top = r0 * s - w->pb[0];
+      a = top < 0 ? -top : 0, b = w->in[0] - 1 - top < k - 1 ? w->in[0] - 1 - top : k - 1;
+      if (a > b) a = 0, b = k - 1;
+      for (r1 = r0 + 1; r1 < w->out[0]; r1++) {
+        int64_t t1 = r1 * s - w->pb[0], a1 = t1 < 0 ? -t1 : 0, b1 = w->in[0] - 1 - t1 < k - 1 ? w->in[0] - 1 - t1 : k - 1;
+        if (a1 > b1) a1 = 0, b1 = k - 1;
+        if (a1 != a || b1 != b) break;
+      }
+    }
+    parts[cnt++] = cols_band(g, xh, wc, w, r0, r1, a, b);
+    r0 = r1;
+  }
+  if (ir_failed(g)) return IR_NONE;
+  ir_ref y = cnt == 1 ? parts[0] : imp_concat(n, parts, cnt, 1);
+  int to_chw[4] = {0, 3, 1, 2};
+  return ir_view_permute(g, y, to_chw);
+}
+
+/* Whether conv_cols takes the convolution: 2-D, one group, a constant
+ * weight, 2 to 9 taps over at least 8 channels, output channels that
+ * fill whole column blocks of two vectors, and few output rows (at most
+ * 12) of at least 32 positions (a block's rows are positions along one
+ * output row): there the other forms lose to short maps (the rows form's
+ * blocks are one output row), kernel rows over the padding (bands) and,
+ * strided, an im2col copy. */
+static bool cols_fits(ir_graph *g, const imp_window *w, const ir_shape *xs, ir_ref wt, int64_t G, int64_t M, int vf) {
+  if (w->nsp != 2 || G != 1 || !ir_shape_is_static(xs) || !ir_is_const(g, wt) || ir_node_get(g, wt)->dtype != IR_F32)
+    return false;
+  int64_t taps = imp_tap_count(w);
+  return taps > 1 && taps <= 9 && xs->d[1] >= 8 && M % (2 * vf) == 0 && w->out[0] <= 12 && w->out[1] >= 32;
+}
+
 /* The convolution of x [N, C, L...] by wt [M, C/G, k...] (same type, float
  * or int32) as one of the forms above, [N, M, O...]; the node's kernel_shape,
  * strides, dilations, pads and group. Padding is with zeros: ConvInteger
@@ -401,10 +493,12 @@ ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt, ir_ref *b) {
   ir_shape os = {.rank = xs.rank, .d = {N, M}};
   for (int i = 0; i < nsp; i++) os.d[2 + i] = w.out[i];
   conv_form f = conv_choose(&w, &xs, C / G, M / G);
-  ir_ref y = f == CONV_TAPS ? conv_taps_wide(g, x5, wt, b, &w, wr)
-             : f == CONV_WIDE || f == CONV_ROWS
-                 ? conv_bands(n, x5, wt, &w, wr, imp_ctx_vector_floats(n->ctx), f == CONV_WIDE)
-                 : IR_NONE;
+  ir_ref y = cols_fits(g, &w, &xs, wt, G, M, imp_ctx_vector_floats(n->ctx)) ? conv_cols(n, x5, wt, &w) : IR_NONE;
+  if (y == IR_NONE && !ir_failed(g))
+    y = f == CONV_TAPS ? conv_taps_wide(g, x5, wt, b, &w, wr)
+        : f == CONV_WIDE || f == CONV_ROWS
+            ? conv_bands(n, x5, wt, &w, wr, imp_ctx_vector_floats(n->ctx), f == CONV_WIDE)
+            : IR_NONE;
   if (y == IR_NONE && !ir_failed(g))
     y = f == CONV_MATMUL ? conv_matmul(g, x5, wt, b, &w, M)
         : f == CONV_TAPS ? conv_taps(g, x5, wt, &w, wr)

@@ -118,6 +118,26 @@ static bool from_reduce(const ir_graph *g, ir_ref r, int depth) {
   return false;
 }
 
+/* A convolution's windowed sum (a reduction over several axes), or an
+ * element-wise op over one, read through views (a band's reshape, its
+ * padded slot in a Concat): the output-channels-as-columns form
+ * (importer/op_conv.c) stores it channels innermost, read transposed. */
+static bool conv_sum(const ir_graph *g, ir_ref r, int depth) {
+  const ir_node *n = &g->nodes[r];
+  if (depth > 8) return false;
+  if (n->reduce) {
+    const ir_shape *s = &g->nodes[n->src[0]].shape;
+    int axes = 0;
+    for (int k = 0; k < n->shape.rank && k < s->rank; k++) axes += s->d[k] != n->shape.d[k];
+    return axes >= 2;
+  }
+  if (n->op == IR_VIEW) return !n->view.gather && conv_sum(g, n->src[0], depth + 1);
+  if (!ir_sinkable_op(g, n)) return false;
+  for (int i = 0; i < n->nsrc; i++)
+    if (ir_shape_eq(&g->nodes[n->src[i]].shape, &n->shape) && conv_sum(g, n->src[i], depth + 1)) return true;
+  return false;
+}
+
 /* Does the unmasked view `v` over a contiguous value of shape `src` read
  * each of its elements exactly once (a transpose of a reshape)? */
 static bool permutes(const ir_view *v, const ir_shape *src) {
@@ -210,7 +230,8 @@ static bool sink_one(ir_graph *g, ir_ref e) {
   ir_ref vref = IR_NONE;
   for (int i = 0; i < n->nsrc; i++) {
     const ir_node *s = &g->nodes[n->src[i]];
-    if (!plain_view(s) || s->view.offset != 0 || !from_reduce(g, s->src[0], 0)) continue;
+    if (!plain_view(s) || s->view.offset != 0 || !(from_reduce(g, s->src[0], 0) || conv_sum(g, s->src[0], 0)))
+      continue;
     if (vref != IR_NONE && vref != n->src[i]) return false;
     vref = n->src[i];
   }
@@ -220,9 +241,16 @@ static bool sink_one(ir_graph *g, ir_ref e) {
   ir_shape rs = g->nodes[r].shape;
   /* only where the view drops columns (a window): a plain reshape would
    * move epilogues of matmuls that fuse as they are */
-  if (!ir_shape_is_static(&rs) || ir_shape_numel(&rs) <= ir_shape_numel(&n->shape) ||
-      ir_shape_numel(&rs) / 2 > ir_shape_numel(&n->shape))
-    return false;
+  bool drops = ir_shape_is_static(&rs) && ir_shape_numel(&rs) > ir_shape_numel(&n->shape) &&
+               ir_shape_numel(&rs) / 2 <= ir_shape_numel(&n->shape) && from_reduce(g, r, 0);
+  /* or a convolution's sum stored channels innermost, read transposed:
+   * the op then runs in the sum's order, not as a transposing pass */
+  bool transposes = false;
+  if (!drops && ir_shape_is_static(&rs) && permutes(&v, &rs) && conv_sum(g, r, 0)) {
+    ir_view flat = ir_view_contiguous(&v.shape);
+    for (int k = 0; k < v.shape.rank; k++) transposes |= v.shape.d[k] > 1 && v.stride[k] != flat.stride[k];
+  }
+  if (!drops && !transposes) return false;
   /* every reader must read the result through a view that composes */
   ir_view composed[64];
   ir_ref users[64];

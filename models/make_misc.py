@@ -43,6 +43,10 @@
                       outputs per channel (M/G = 2) and a residual Add, a
                       Relu epilogue, 7-wide rows; a 3x3 stride-2 stem over
                       3 channels (stride phases, not im2col)
+  convs_cols.onnx     convolutions with output channels as the columns (short
+                      maps): padded 3x3, bands at stride (2, 1), stride 2,
+                      dilated 2 read transposed as an output and by a
+                      CRNN-like MatMul head
   convt_head.onnx     a DBNet-like probability head: ConvTranspose 2x2/2
                       with a bias, BatchNormalization, Relu, ConvTranspose
                       2x2/2 with a bias, Sigmoid as the output (the ops
@@ -308,6 +312,30 @@ save("convt_head", [
     [w("h1w", (8, 12, 2, 2), 0.3), w("h1b", (12,)), w("bns", (12,), 1.0), w("bnb", (12,)),
      w("bnm", (12,)), numpy_helper.from_array(rng.uniform(0.5, 2.0, 12).astype(np.float32), "bnv"),
      w("h2w", (12, 1, 2, 2), 0.5), w("h2b", (1,))])
+
+# output channels as the columns (importer/op_conv.c conv_cols): x[1, 16, 7, 80]
+# through a padded 3x3 to 32 channels (7 rows: one band, the padded kernel
+# rows included), a 3x3 with stride (2, 1) to 64 (4 rows: bands), a 3x3
+# with stride 2 to 64 (2 x 40), a 3x3 dilated 2 to 32 with a residual-free
+# Relu as an output (read transposed), and a CRNN-like head (the map
+# reshaped to [1, 32 * 2, 40], transposed, a MatMul)
+save("convs_cols", [
+    helper.make_node("Conv", ["x", "k1w", "k1b"], ["k1"], pads=[1, 1, 1, 1]),
+    helper.make_node("Relu", ["k1"], ["r1"]),
+    helper.make_node("Conv", ["r1", "k2w", "k2b"], ["k2"], pads=[1, 1, 1, 1], strides=[2, 1]),
+    helper.make_node("Relu", ["k2"], ["r2"]),
+    helper.make_node("Conv", ["r2", "k3w"], ["k3"], pads=[1, 1, 1, 1], strides=[2, 2]),
+    helper.make_node("Clip", ["k3", "lo", "hi"], ["r3"]),
+    helper.make_node("Conv", ["r3", "k4w", "k4b"], ["k4"], pads=[2, 2, 2, 2], dilations=[2, 2]),
+    helper.make_node("Relu", ["k4"], ["y"]),
+    helper.make_node("Reshape", ["y", "hshape"], ["h1"]),
+    helper.make_node("Transpose", ["h1"], ["h2"], perm=[0, 2, 1]),
+    helper.make_node("MatMul", ["h2", "fcw"], ["yh"]),
+], [vi("x", F, [1, 16, 7, 80])], [vi("y", F, [1, 32, 2, 40]), vi("yh", F, [1, 40, 10])],
+    [w("k1w", (32, 16, 3, 3), 0.3), w("k1b", (32,)), w("k2w", (64, 32, 3, 3), 0.2), w("k2b", (64,)),
+     w("k3w", (64, 64, 3, 3), 0.1), numpy_helper.from_array(np.array(0, np.float32), "lo"),
+     numpy_helper.from_array(np.array(6, np.float32), "hi"), w("k4w", (32, 64, 3, 3), 0.1), w("k4b", (32,)),
+     i64("hshape", [1, 64, 40]), w("fcw", (64, 10), 0.2)])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())

@@ -97,6 +97,7 @@ typedef struct {
    * part<i>[mtiles][mr][nr] */
   int kc, mtiles;
   bool rows_outer; /* row blocks outside column panels: the rows are an unpacked weight */
+  bool cols_outer; /* column panels outside the other kept axes: the columns are a convolution's weight */
   int npacked;
   ir_ref packed_view[SCHED_MAX_PACKED]; /* views read from a packed copy ... */
   int packed_buf[SCHED_MAX_PACKED];     /* ... in this buffer */

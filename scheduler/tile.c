@@ -134,13 +134,15 @@ static isl_multi_union_pw_aff *band(isl_ctx *ctx, const sched_kernel *k, const t
 /* The tile band: kept axes other than m and n in their order, then the
  * column tile, then the row tile (with k slices the row tile is in a band
  * of its own, below the slice; rows_outer: the row tile first, then the
- * other axes and the column tile). Its dimensions are parallel. */
+ * other axes and the column tile; cols_outer: the column tile first).
+ * Its dimensions are parallel. */
 static int outer_dims(const sched_kernel *k, int *dims) {
   int n = 0;
   if (k->gemm.m >= 0 && k->gemm.rows_outer) dims[n++] = k->gemm.m;
+  if (k->gemm.cols_outer) dims[n++] = k->gemm.n;
   for (int i = 0; i < k->nouter; i++)
     if (k->outer[i] != k->gemm.m && k->outer[i] != k->gemm.n) dims[n++] = k->outer[i];
-  dims[n++] = k->gemm.n;
+  if (!k->gemm.cols_outer) dims[n++] = k->gemm.n;
   if (k->gemm.m >= 0 && !k->gemm.kc && !k->gemm.rows_outer) dims[n++] = k->gemm.m;
   return n;
 }

@@ -5,7 +5,8 @@
  * the same float ops on the same elements); a residual Add (not a
  * broadcast) must stay where it is. The same through a ConvTranspose's
  * shuffle (a copy that reorders the reduction's elements): bias, scale
- * and Relu move in front of it, the last of them a graph output. */
+ * and Relu move in front of it, the last of them a graph output. And onto
+ * a convolution's bands stored channels innermost and read transposed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -129,12 +130,55 @@ static void test_shuffle_residual_stays(void **state) {
   check_shuffle(true, 1);
 }
 
+enum { BH = 2, BW = 6 };
+
+/* [1, C, 2 BH, BW]: two bands of a sum over `axes` reduced axes, each
+ * [1, BH, BW, C] (channels innermost, as importer/op_conv.c's conv_cols
+ * stores them), concatenated along the rows and read transposed. */
+static ir_ref bands_transposed(ir_graph *g, int axes) {
+  ir_ref part[2];
+  for (int i = 0; i < 2; i++) {
+    ir_ref r = axes == 2 ? ir_reduce(g, IR_ADD, konst(g, (ir_shape){6, {1, BH, BW, K, 2, C}}, 0.25f + i), 3u << 3)
+                         : ir_reduce(g, IR_ADD, konst(g, (ir_shape){6, {1, BH, BW, K, 1, C}}, 0.25f + i), 1u << 3);
+    part[i] = ir_view_reshape(g, r, (ir_shape){4, {1, BH, BW, C}});
+  }
+  int64_t b0[4] = {0}, e0[4] = {0, BH, 0, 0}, b1[4] = {0, BH, 0, 0}, e1[4] = {0};
+  ir_ref y = ir_binary(g, IR_ADD, ir_view_pad(g, part[0], b0, e0, 0.0), ir_view_pad(g, part[1], b1, e1, 0.0));
+  int perm[4] = {0, 3, 1, 2};
+  return ir_view_permute(g, y, perm);
+}
+
+/* Bias and Relu on the transposed view move onto the channels-innermost
+ * bands (2); over a sum of one axis (a matmul's) nothing moves. */
+static void check_transposed(int axes, int expect) {
+  ir_graph *g = ir_graph_new();
+  assert_non_null(g);
+  ir_ref y = ir_binary(g, IR_ADD, bands_transposed(g, axes), konst(g, (ir_shape){4, {1, C, 1, 1}}, 0.5f));
+  y = ir_binary(g, IR_MAX, y, ir_scalar(g, IR_F32, 0.0));
+  int64_t b[4] = {0, 0, 1, 1}, e[4] = {0, 0, 1, 1};
+  ir_mark_output(g, ir_move(g, ir_view_pad(g, y, b, e, 0.0)), "padded");
+  ir_mark_output(g, ir_reduce(g, IR_ADD, y, 0xc), "sum");
+  rewrite_and_compare(g, expect);
+}
+
+static void test_transposed_sunk(void **state) {
+  (void)state;
+  check_transposed(2, 2);
+}
+
+static void test_transposed_matmul_stays(void **state) {
+  (void)state;
+  check_transposed(1, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bias_relu_sunk),
       cmocka_unit_test(test_residual_stays),
       cmocka_unit_test(test_shuffle_sunk),
       cmocka_unit_test(test_shuffle_residual_stays),
+      cmocka_unit_test(test_transposed_sunk),
+      cmocka_unit_test(test_transposed_matmul_stays),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
