@@ -42,9 +42,14 @@ static ir_ref conv_matmul(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const im
    * 1 thread, CPU time, loaded machine). The bias is added before the
    * output's reshape, and ir/sink_region.c moves an activation and a
    * residual Add there too, so they stay the kernel's epilogue (a sum with
-   * a view, a Resize's, stays outside: a pass of its own). */
+   * a view, a Resize's, stays outside: a pass of its own). An im2col copy
+   * too when its rows are not whole blocks and its columns few (at most
+   * 2048: 8 KB apart): the DBNet-like 3x3/2 48 -> 96 at 40x40, 32 + 8
+   * columns per row, 1562 -> 1207 k TSC cycles (AVX2 2647 -> 2501); at
+   * 80x80 (6400 columns) the copy and the kernel were slower flat (Zen 5,
+   * 1 thread, per-kernel rdtsc minima, loaded machine). */
   int64_t ow = w->out[w->nsp - 1];
-  bool flat = ow < 32 || (!copy && ow % 32);
+  bool flat = ow < 32 || (ow % 32 && (!copy || cols <= 2048));
   ir_ref xc = x5;
   if (copy) {
     ir_ref win = ir_view_window(g, imp_pad_spatial(g, x5, w, 0.0), w->nsp, w->k, w->s, w->d, w->out);

@@ -216,8 +216,10 @@ save("convs", [
 # below, 5 output rows (bands: row 0 reads kernel row 2 alone, row 1 rows
 # 1-2, rows 2-3 the whole kernel (wide), row 4 rows 0-1); r[1, 8, 80, 80]
 # through a padded 3x3 to 16 channels (wide: 6558 columns rounded to 6624,
-# whole 8 x 48 blocks on AVX-512; its weight from a generator of its own,
-# so the models after this one keep theirs)
+# whole 8 x 48 blocks on AVX-512); v[1, 8, 6, 80] through a padded 3x3
+# stride 2 (im2col, 40-wide output rows: the positions one axis, 120
+# columns); their weights from generators of their own, so the models
+# after this one keep theirs
 save("convs_window", [
     helper.make_node("Conv", ["x", "g1w", "g1b"], ["g1"], pads=[1, 1, 1, 1], group=2),
     helper.make_node("Relu", ["g1"], ["r1"]),
@@ -232,15 +234,18 @@ save("convs_window", [
     helper.make_node("Relu", ["p1"], ["yp"]),
     helper.make_node("Conv", ["r", "r1w", "r1b"], ["rc"], pads=[1, 1, 1, 1]),
     helper.make_node("Relu", ["rc"], ["yr"]),
+    helper.make_node("Conv", ["v", "v1w"], ["vc"], pads=[1, 1, 1, 1], strides=[2, 2]),
+    helper.make_node("Relu", ["vc"], ["yv"]),
 ], [vi("x", F, [1, 16, 9, 40]), vi("z", F, [1, 8, 50]), vi("q", F, [1, 16, 5, 75]), vi("p", F, [1, 16, 4, 36]),
-    vi("r", F, [1, 8, 80, 80])],
+    vi("r", F, [1, 8, 80, 80]), vi("v", F, [1, 8, 6, 80])],
     [vi("y", F, [1, 8, 2, 36]), vi("yz", F, [1, 24, 50]), vi("yq", F, [1, 20, 3, 75]), vi("yp", F, [1, 24, 5, 36]),
-     vi("yr", F, [1, 16, 80, 80])],
+     vi("yr", F, [1, 16, 80, 80]), vi("yv", F, [1, 16, 3, 40])],
     [w("g1w", (16, 8, 3, 3), 0.3), w("g1b", (16,)), w("s2w", (12, 16, 3, 3), 0.2), w("s2b", (12,)),
      w("u3w", (8, 12, 3, 3), 0.2), w("d1w", (24, 8, 3), 0.3), w("d1b", (24,)), w("q1w", (20, 16, 3, 3), 0.2),
      w("q1b", (20,)), w("p1w", (24, 16, 3, 3), 0.2), w("p1b", (24,)),
      numpy_helper.from_array((np.random.default_rng(12).standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32), "r1w"),
-     numpy_helper.from_array((np.random.default_rng(13).standard_normal(16) * 0.1).astype(np.float32), "r1b")])
+     numpy_helper.from_array((np.random.default_rng(13).standard_normal(16) * 0.1).astype(np.float32), "r1b"),
+     numpy_helper.from_array((np.random.default_rng(14).standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32), "v1w")])
 
 # upsampling: x[1, 8, 10, 12], z[1, 4, 9]
 def resize(name, src, scales, **kw):
