@@ -158,16 +158,19 @@ static bool weights_cached(const sched_program *p) {
  * CPU time, loaded machine); CRNN 3.94 -> 3.80 ms, DBNet 30.4 -> 29.4,
  * ResNet-18 24.1 -> 23.6 (their 128-channel 3x3 layers also 8 x 48). The
  * number of vectors (nv0 when none has whole blocks); *cap the rows. */
-static int wide_vectors(const sched_gemm *gm, const sched_target *t, int64_t M, int64_t N, int64_t K, int nstages,
-                        int nv0, int64_t *cap) {
+static int wide_vectors(const sched_gemm *gm, const sched_target *t, int64_t M, int64_t N, int nstages, int nv0,
+                        int64_t *cap) {
   int lanes = sched_target_lanes(t), best = nv0;
   int64_t best_work = -1, best_mr = *cap;
   for (int nv = 2; nv <= 4; nv++) {
     int64_t mr = block_rows(gm, t, M, nstages, nv, 12), work = (M + mr - 1) / mr * mr;
     if (N % (nv * lanes)) continue;
     /* columns that are a convolution's weight: every row block re-reads
-     * its panel (K x nr floats), which must stay in L2 beside the input */
-    if (gm->cols_outer && t->l2 > 0 && nv > 2 && K * nv * lanes * 4 > t->l2 / 2) continue;
+     * its panel (K x nr floats) from L2, so the most rows per column
+     * vector, 2 vectors (CRNN's layers, 12 x 32 against 6 x 64, k TSC
+     * cycles per call: 128 -> 256 at 3 x 80 1334 -> 1276, 256 -> 256's
+     * bands 2464 -> 2247, the others within 1-2 %; Zen 5) */
+    if (gm->cols_outer && nv > 2) continue;
     if (best_work < 0 || work < best_work ||
         (work == best_work && (nv + mr) * best * best_mr < (best + best_mr) * nv * mr))
       best = nv, best_work = work, best_mr = mr;
@@ -188,7 +191,7 @@ static int wide_vectors(const sched_gemm *gm, const sched_target *t, int64_t M, 
  * one core); but a single row over weights that stay in cache (`cached`)
  * takes more columns, below. */
 static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t N, int nstages, bool narrow,
-                       bool windowed, int ncols, int64_t K, int64_t Kall, bool cached) {
+                       bool windowed, int ncols, int64_t K, bool cached) {
   int lanes = sched_target_lanes(t);
   int nv = t->vector_bits <= 128 && t->vector_regs >= 32 ? 3 : 2;
   /* one row whose weights stay in cache between calls (all the model's
@@ -223,7 +226,7 @@ static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t
              t->vector_regs >= 32 && N % lanes == 0 && (N / lanes == 3 || N / lanes == 5);
   if (row) nv = (int)(N / lanes);
   int64_t cap = windowed ? 12 : 8;
-  if (wide && !row) nv = wide_vectors(gm, t, M, N, Kall, nstages, nv, &cap);
+  if (wide && !row) nv = wide_vectors(gm, t, M, N, nstages, nv, &cap);
   /* A step that reads several column vectors (a strided convolution's taps,
    * each a window of its own phase: 9 for 3x3) keeps each live across the
    * rows: accumulators, ncols x nv columns and the broadcast must fit, else
@@ -463,10 +466,8 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
     narrow |= w.reads[i].coef[n] && w.reads[i].coef[kk] && ir_dtype_size(p->bufs[w.reads[i].buf].dtype) == 1;
   int ncols = 0;
   for (int i = 0; i < w.nreads; i++) ncols += w.reads[i].coef[n] && w.reads[i].coef[kk];
-  int64_t kall = 1; /* the steps of all reduced axes (a convolution's c x kh x kw) */
-  for (int i = 0; i < k->nred; i++) kall *= sched_ref(p, k->space.d[k->red[i]]);
   block_size(gm, &p->opt.target, m >= 0 ? sched_ref(p, k->space.d[m]) : 1, sched_ref(p, k->space.d[n]), k->nstages,
-             narrow, k->nred > 1, ncols, sched_ref(p, k->space.d[kk]), kall, weights_cached(p));
+             narrow, k->nred > 1, ncols, sched_ref(p, k->space.d[kk]), weights_cached(p));
   k->ngathers = 0; /* indices in the epilogue are computed where they are read */
   for (int i = 0; i < w.nreads; i++) {
     if (!pack[i] || sched_gemm_packed_buf(k, w.reads[i].view) >= 0) continue;
