@@ -326,6 +326,20 @@ static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *id
 
 static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *idx);
 
+/* A local `v<N>` holding the value `e` of node r at the element named by
+ * `key` (its index expressions; the memo takes it over). */
+static int bind_value(cg_kernel *c, ir_ref r, char *key, const char *ctype, const char *e) {
+  int var = c->nvars++;
+  cg_line(&c->pre, c->depth, "const %s v%d = %s;", ctype, var, e);
+  if (c->nmemo == c->capmemo) {
+    c->capmemo = c->capmemo ? 2 * c->capmemo : 16;
+    c->memo = realloc(c->memo, (size_t)c->capmemo * sizeof *c->memo);
+    if (!c->memo) abort();
+  }
+  c->memo[c->nmemo++] = (cg_memo){r, key, var};
+  return var;
+}
+
 /* Each inline value is computed once per statement and element: bound to
  * a local, so an expression DAG prints in linear size. */
 static void render_shared(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
@@ -341,15 +355,8 @@ static void render_shared(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
     }
   cg_buf e = {0};
   render_op(c, &e, n, idx);
-  int var = c->nvars++;
-  cg_line(&c->pre, c->depth, "const %s v%d = %s;", cg_ctype(n->dtype), var, e.s);
+  int var = bind_value(c, r, key.s, cg_ctype(n->dtype), e.s);
   free(e.s);
-  if (c->nmemo == c->capmemo) {
-    c->capmemo = c->capmemo ? 2 * c->capmemo : 16;
-    c->memo = realloc(c->memo, (size_t)c->capmemo * sizeof *c->memo);
-    if (!c->memo) abort();
-  }
-  c->memo[c->nmemo++] = (cg_memo){r, key.s, var};
   cg_printf(o, "v%d", var);
 }
 
@@ -465,6 +472,17 @@ static void statement_end(cg_kernel *c, const char *line) {
   }
 }
 
+/* The output element of the kernel's root at iteration `space_idx`. */
+static void root_address(cg_kernel *c, cg_buf *addr, char *const *space_idx) {
+  const ir_node *root = ir_node_get(c->p->g, c->k->root);
+  char *ridx[IR_MAX_RANK];
+  int64_t st[IR_MAX_RANK];
+  for (int i = 0; i < root->shape.rank; i++)
+    ridx[i] = c->k->root_axis[i] >= 0 ? space_idx[c->k->root_axis[i]] : "0";
+  ir_contiguous_strides(&root->shape, st);
+  render_address(addr, 0, st, &root->shape, ridx);
+}
+
 void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *space_idx) {
   const ir_node *root = ir_node_get(c->p->g, c->k->root);
   cg_buf v = {0}, line = {0};
@@ -528,6 +546,12 @@ void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *
       cg_printf(&line, "acc%d = max_%s(acc%d, %s);", stage, ir_dtype_name(r->dtype), stage, v.s);
       cg_need_helper(c->out, r->dtype);
     } else {
+      if (c->k->stash == stage + 1) { /* kept for the final statement (sched.c, stash_summand) */
+        cg_buf addr = {0};
+        root_address(c, &addr, space_idx);
+        cg_printf(&line, "b0[%s] = %s; ", addr.s, v.s);
+        free(addr.s);
+      }
       if (ir_dtype_is_float(r->dtype))
         cg_printf(&line, "acc%d%s = (%s)(acc%d%s %s %s);", stage, c->acc_sub, cg_ctype(r->dtype),
                   stage, c->acc_sub, r->op == IR_ADD ? "+" : "*", v.s);
@@ -538,12 +562,21 @@ void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *
     }
   } else {
     char *ridx[IR_MAX_RANK];
-    int64_t st[IR_MAX_RANK];
     for (int i = 0; i < root->shape.rank; i++)
       ridx[i] = c->k->root_axis[i] >= 0 ? space_idx[c->k->root_axis[i]] : "0";
     cg_buf addr = {0};
-    ir_contiguous_strides(&root->shape, st);
-    render_address(&addr, 0, st, &root->shape, ridx);
+    root_address(c, &addr, space_idx);
+    if (c->k->stash) {
+      /* the summand the stage stored here: the root reads it at this very
+       * element (the same index expressions), from the memo */
+      cg_buf key = {0}, e = {0};
+      for (int i = 0; i < root->shape.rank; i++) cg_printf(&key, "%s,", ridx[i]);
+      if (!key.s) cg_printf(&key, "%s", "");
+      cg_printf(&e, "b0[%s]", addr.s);
+      bind_value(c, ir_node_get(c->p->g, c->k->stages[c->k->stash - 1])->src[0], key.s,
+                 cg_ctype(root->dtype), e.s);
+      free(e.s);
+    }
     render_value(c, &v, c->k->root, ridx, true);
     cg_printf(&line, "b0[%s] = %s;", addr.s, v.s);
     free(addr.s);

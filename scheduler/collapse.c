@@ -22,31 +22,42 @@
 
 #include <string.h>
 
+/* One address the kernel computes: coef[a] elements per step of space
+ * axis a; esize bytes per element (0: an index, not a memory access). */
+typedef struct {
+  int64_t coef[IR_MAX_RANK];
+  int esize;
+} addr;
+
 typedef struct {
   const sched_program *p;
   const sched_kernel *k;
-  bool ok[IR_MAX_RANK];   /* ok[i]: outer[i] and outer[i + 1] may collapse */
+  addr *addrs;            /* the output's first */
+  int naddrs, cap;
+  uint32_t masked;        /* space axes under a mask */
+  bool opaque;            /* an address the walk cannot follow: no collapse */
+  bool gather;            /* an indexed read */
   uint64_t *seen;         /* per node: the axis ids it was walked with (0: not yet) */
 } walk;
 
 /* One address: element (i_j) of `shape` at `stride[j] * i_j`, axis j
  * indexed by space axis ids[j] (-1: constant 0). */
-static void address(walk *w, const ir_shape *shape, const int64_t *stride, const int *ids) {
-  int64_t coef[IR_MAX_RANK] = {0};
-  for (int j = 0; j < shape->rank; j++)
-    if (ids[j] >= 0 && shape->d[j] != 1) coef[ids[j]] = ir_dim_add(coef[ids[j]], stride[j]);
-  const sched_kernel *k = w->k;
-  for (int i = 0; i + 1 < k->nouter; i++) {
-    int a = k->outer[i], b = k->outer[i + 1];
-    int64_t want = ir_dim_mul(coef[b], k->space.d[b]);
-    if (!ir_dim_valid(coef[a]) || !ir_dim_valid(want) || coef[a] != want) w->ok[i] = false;
+static void address(walk *w, const ir_shape *shape, const int64_t *stride, const int *ids, int esize) {
+  if (w->naddrs == w->cap) {
+    w->cap = w->cap ? 2 * w->cap : 16;
+    w->addrs = realloc(w->addrs, (size_t)w->cap * sizeof *w->addrs);
+    SCHED_ASSERT(w->addrs);
   }
+  addr *x = &w->addrs[w->naddrs++];
+  memset(x, 0, sizeof *x);
+  x->esize = esize;
+  for (int j = 0; j < shape->rank; j++)
+    if (ids[j] >= 0 && shape->d[j] != 1) x->coef[ids[j]] = ir_dim_add(x->coef[ids[j]], stride[j]);
 }
 
 /* A mask over space axis `a` keeps it out of every collapse. */
 static void masked(walk *w, int a) {
-  for (int i = 0; i + 1 < w->k->nouter; i++)
-    if (w->k->outer[i] == a || w->k->outer[i + 1] == a) w->ok[i] = false;
+  w->masked |= 1u << a;
 }
 
 /* Every address of the value of `r` at the element whose axis j is
@@ -58,7 +69,7 @@ static void walk_value(walk *w, ir_ref r, const int *ids, bool is_root) {
   int64_t st[IR_MAX_RANK];
   if (!is_root && p->buf_of[r] >= 0) {
     ir_contiguous_strides(&n->shape, st);
-    address(w, &n->shape, st, ids);
+    address(w, &n->shape, st, ids, (int)ir_dtype_size(n->dtype));
     return;
   }
   if (sched_stage_of(w->k, r) >= 0 || n->op == IR_LOAD) return; /* an accumulator, a literal */
@@ -66,7 +77,7 @@ static void walk_value(walk *w, ir_ref r, const int *ids, bool is_root) {
   if (w->seen[r] == code) return; /* a shared node, already walked this way */
   w->seen[r] = code;
   if (n->op == IR_INDEX_COMPONENTS) {
-    address(w, &n->shape, n->coef, ids);
+    address(w, &n->shape, n->coef, ids, 0);
     return;
   }
   if (n->op != IR_VIEW) {
@@ -81,7 +92,7 @@ static void walk_value(walk *w, ir_ref r, const int *ids, bool is_root) {
   if (p->buf_of[n->src[0]] < 0) { /* an inline source through a broadcast or transpose */
     int map[IR_MAX_RANK], sids[IR_MAX_RANK];
     if (!ir_view_axis_map(&n->view, &src->shape, map)) {
-      memset(w->ok, 0, sizeof w->ok);
+      w->opaque = true;
       return;
     }
     for (int j = 0; j < src->shape.rank; j++) sids[j] = map[j] >= 0 ? ids[map[j]] : -1;
@@ -91,22 +102,59 @@ static void walk_value(walk *w, ir_ref r, const int *ids, bool is_root) {
   /* an index not hoisted is computed here, at this element; a hoisted one
    * is walked with its statement (sched_collapse) */
   if (n->view.gather && sched_gather_of(w->k, r) < 0) walk_value(w, n->src[1], ids, false);
-  address(w, &n->shape, n->view.stride, ids);
+  w->gather |= n->view.gather;
+  address(w, &n->shape, n->view.stride, ids, (int)ir_dtype_size(src->dtype));
+}
+
+static int64_t abs64(int64_t x) {
+  return x < 0 ? -x : x;
+}
+
+/* A copy (no stage) whose every read strides a cache line or more along
+ * the output's unit-stride axis — a transpose, like the rotated keys that
+ * attention reads as Q·Kᵀ's columns, gathered from the key projection,
+ * the RoPE tables and the rotated half — runs its innermost loop along the
+ * axis that gives more of its accesses unit stride (the reads, vectorised;
+ * the output then stored with a stride), when that axis is at least 16
+ * long. A plain transpose (one read, one write) keeps the output's order. */
+static void order_transposed(walk *w, sched_kernel *k) {
+  int last = k->outer[k->nouter - 1], best = -1, best_unit = 0, last_unit = 0;
+  if (k->nstages || k->ngathers || w->gather || w->opaque || w->naddrs < 2) return;
+  for (int i = 0; i < w->naddrs; i++) {
+    const addr *x = &w->addrs[i];
+    if (!x->esize) continue;
+    if (!ir_dim_valid(x->coef[last]) || ir_dim_is_sym(x->coef[last])) return;
+    if (i && abs64(x->coef[last]) * x->esize < 64) return; /* a read along the output's lines */
+    last_unit += x->coef[last] == 1;
+  }
+  for (int j = 0; j + 1 < k->nouter; j++) {
+    int b = k->outer[j], unit = 0;
+    bool ok = !ir_dim_is_sym(k->space.d[b]) && k->space.d[b] >= 16;
+    for (int i = 1; i < w->naddrs && ok; i++) {
+      const addr *x = &w->addrs[i];
+      ok = !x->esize || x->coef[b] == 0 || x->coef[b] == 1;
+      unit += x->esize && x->coef[b] == 1;
+    }
+    if (ok && unit > last_unit && unit > best_unit) best = j, best_unit = unit;
+  }
+  if (best < 0) return;
+  int b = k->outer[best];
+  for (int j = best; j + 1 < k->nouter; j++) k->outer[j] = k->outer[j + 1];
+  k->outer[k->nouter - 1] = b;
 }
 
 void sched_collapse(const sched_program *p, sched_kernel *k) {
   for (int i = 0; i < IR_MAX_RANK; i++) k->extent[i] = i < k->space.rank ? k->space.d[i] : 1;
   k->collapsed = 0;
-  if (k->gemm.on || k->nouter < 2 || p->opt.no_collapse) return;
-  walk w = {p, k, {0}, calloc((size_t)ir_graph_count(p->g) + 1, sizeof(uint64_t))};
+  if (k->gemm.on || k->nouter < 2) return;
+  walk w = {.p = p, .k = k, .seen = calloc((size_t)ir_graph_count(p->g) + 1, sizeof(uint64_t))};
   SCHED_ASSERT(w.seen);
-  for (int i = 0; i + 1 < k->nouter; i++) w.ok[i] = true;
   const ir_node *root = ir_node_get(p->g, k->root);
   int ids[IR_MAX_RANK];
   int64_t st[IR_MAX_RANK];
   for (int j = 0; j < root->shape.rank; j++) ids[j] = k->root_axis[j];
   ir_contiguous_strides(&root->shape, st);
-  address(&w, &root->shape, st, ids); /* the output */
+  address(&w, &root->shape, st, ids, (int)ir_dtype_size(root->dtype)); /* the output */
   walk_value(&w, k->root, ids, true);
   for (int s = 0; s < k->nstages; s++) {
     for (int j = 0; j < IR_MAX_RANK; j++) ids[j] = j;
@@ -115,11 +163,25 @@ void sched_collapse(const sched_program *p, sched_kernel *k) {
   for (int h = 0; h < k->ngathers; h++)
     walk_value(&w, ir_node_get(p->g, k->gathers[h])->src[1], k->gather_ids[h], false);
   free(w.seen);
+  order_transposed(&w, k);
+  /* a and b collapse when every address has coef[a] = d_b * coef[b], no
+   * mask over either */
+  bool ok[IR_MAX_RANK] = {false};
+  for (int i = 0; i + 1 < k->nouter; i++) {
+    int a = k->outer[i], b = k->outer[i + 1];
+    ok[i] = !w.opaque && !(w.masked >> a & 1) && !(w.masked >> b & 1);
+    for (int j = 0; j < w.naddrs && ok[i]; j++) {
+      int64_t want = ir_dim_mul(w.addrs[j].coef[b], k->space.d[b]);
+      ok[i] = ir_dim_valid(w.addrs[j].coef[a]) && ir_dim_valid(want) && w.addrs[j].coef[a] == want;
+    }
+  }
+  free(w.addrs);
+  if (p->opt.no_collapse) return;
   /* fold each collapsible axis into the next loop; the product must not overflow */
   for (int i = 0; i + 1 < k->nouter; i++) {
     int a = k->outer[i], b = k->outer[i + 1];
     int64_t e = ir_dim_mul(k->extent[a], k->extent[b]);
-    if (!w.ok[i] || !ir_dim_valid(e) || e == IR_DIM_INVALID) continue;
+    if (!ok[i] || !ir_dim_valid(e) || e == IR_DIM_INVALID) continue;
     k->extent[b] = e;
     k->collapsed |= 1u << a;
   }

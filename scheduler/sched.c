@@ -283,6 +283,56 @@ static void place_weights(sched_program *p) {
   p->weights_size = off;
 }
 
+/* Whether the inline value `x` computes a transcendental (exp2, log2, sin)
+ * from its buffers: worth a store and a load to compute once. */
+static bool costly(const sched_program *p, const sched_kernel *k, ir_ref x, int depth) {
+  const ir_node *n = ir_node_get(p->g, x);
+  if (p->buf_of[x] >= 0 || sched_stage_of(k, x) >= 0 || n->op == IR_VIEW || depth > 16) return false;
+  if (n->op == IR_EXP2 || n->op == IR_LOG2 || n->op == IR_SIN) return true;
+  for (int i = 0; i < n->nsrc; i++)
+    if (costly(p, k, n->src[i], depth + 1)) return true;
+  return false;
+}
+
+/* Whether the kernel's root reaches `x` through inline element-wise nodes
+ * of the kernel's space (no view, stage or buffer between): it then reads
+ * x at the element it stores. */
+static bool reaches(const sched_program *p, const sched_kernel *k, ir_ref r, ir_ref x, int depth) {
+  if (r == x) return true;
+  const ir_node *n = ir_node_get(p->g, r);
+  if (depth > 16 || (depth && p->buf_of[r] >= 0) || sched_stage_of(k, r) >= 0 || n->op == IR_VIEW ||
+      !ir_shape_eq(&n->shape, &k->space))
+    return false;
+  for (int i = 0; i < n->nsrc; i++)
+    if (reaches(p, k, n->src[i], x, depth + 1)) return true;
+  return false;
+}
+
+/* A softmax's kernel sums exp(x - max) in one stage and its final
+ * statement, over the same axes, computes exp(x - max) again for each
+ * element (twice the exp work of the kernel). When the final statement
+ * runs over the stage's whole space and reads the summand at its own
+ * element, the stage's loop stores the summand into the output there and
+ * the final statement reads it back (codegen: cg_render_stmt); the output
+ * is a buffer of its own, never one the kernel reads (their lifetimes
+ * overlap at this kernel, arena.c). Only for a summand that computes a
+ * transcendental: a plain one costs less than its store and load. */
+static void stash_summand(sched_program *p, sched_kernel *k) {
+  const ir_node *root = ir_node_get(p->g, k->root);
+  k->stash = 0;
+  if (k->gemm.on || !k->final_full || !ir_dtype_is_float(root->dtype)) return;
+  for (int i = k->nstages - 1; i >= 0; i--) {
+    const ir_node *s = ir_node_get(p->g, k->stages[i]);
+    ir_ref x = s->src[0];
+    const ir_node *e = ir_node_get(p->g, x);
+    if (s->op != IR_ADD || e->dtype != root->dtype || !ir_shape_eq(&e->shape, &k->space) ||
+        !costly(p, k, x, 0) || !reaches(p, k, k->root, x, 0))
+      continue;
+    k->stash = i + 1;
+    return;
+  }
+}
+
 int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char *err,
                 size_t errlen) {
   static const sched_options defaults = {0};
@@ -310,6 +360,7 @@ int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char
   free(live);
   if (!opt->no_tile)
     for (int i = 0; i < p->nkernels; i++) sched_gemm_plan(p, &p->kernels[i]);
+  for (int i = 0; i < p->nkernels; i++) stash_summand(p, &p->kernels[i]);
   widen_bool_weights(p);
   kernel_args(p);
   if (p->symbolic)

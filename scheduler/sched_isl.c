@@ -190,6 +190,9 @@ static void statement(model *m, const sched_kernel *k, const int *outer, const c
 static void kernel_model(model *m, const sched_kernel *k, const int *outer, int root_rank) {
   char name[16], arr[16];
   int h = k->ngathers;
+  int rax[IR_MAX_RANK]; /* a collapsed axis is indexed 0: its loop's iterator counts for it */
+  for (int i = 0; i < root_rank; i++)
+    rax[i] = k->root_axis[i] >= 0 && !(k->collapsed >> k->root_axis[i] & 1) ? k->root_axis[i] : -1;
   for (int i = 0; i < h; i++) {
     snprintf(name, sizeof name, "X%d", i);
     statement(m, k, outer, name, false, i);
@@ -218,10 +221,11 @@ static void kernel_model(model *m, const sched_kernel *k, const int *outer, int 
       access(&m->rd, stmt, ax, nax, arr, k->outer, k->nouter);
     }
     if (!final) access(&m->wr, stmt, ax, nax, arr, k->outer, k->nouter);
+    /* a stashed summand: the stage stores it into the output, the final
+     * statement reads it back there (sched.c, stash_summand) */
+    if (k->stash && (final || k->stash == i + 1))
+      access(final ? &m->rd : &m->wr, stmt, ax, nax, "OUT", rax, root_rank);
   }
-  int rax[IR_MAX_RANK]; /* a collapsed axis is indexed 0: its loop's iterator counts for it */
-  for (int i = 0; i < root_rank; i++)
-    rax[i] = k->root_axis[i] >= 0 && !(k->collapsed >> k->root_axis[i] & 1) ? k->root_axis[i] : -1;
   access(&m->wr, "F", k->final_full ? k->axes : k->outer, k->final_full ? k->naxes : k->nouter,
          "OUT", rax, root_rank);
 }

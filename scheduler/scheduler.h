@@ -130,6 +130,10 @@ typedef struct {
   int gather_ids[SCHED_MAX_STAGES][IR_MAX_RANK];
   int ngathers;
   bool final_full;  /* the final statement runs over all axes (else over outer) */
+  /* 1 + the sum stage whose summand (an exp: a softmax's) the final
+   * statement reads back from the output, where that stage's loop stores
+   * it, instead of computing it again; 0: none (sched.c, stash_summand) */
+  int stash;
   int root_axis[IR_MAX_RANK]; /* root axis -> axis of `space`, -1 for size-1 axes */
   sched_gemm gemm;
   /* Loop collapse (collapse.c): the axes in `collapsed` run folded into

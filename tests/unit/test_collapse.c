@@ -5,6 +5,7 @@
  *   element-wise over [2, 3, 4, 5]       1 loop of 120
  *   + a bias broadcast over C            3 loops (N, C, H*W)
  *   a transposed operand                 3 loops: no collapse is legal
+ *   a transpose of two operands          its innermost loop along their rows
  * Each also compiled with no_collapse, so the counts can fail; the outputs
  * of the collapsed code are compared with a reference computed here (the
  * embedding with the uncollapsed code's). */
@@ -157,11 +158,49 @@ static void test_transposed_stays(void **state) {
   check_elementwise(TRANSPOSED, 4, 5);
 }
 
+/* permute(x) [+ permute(y)] of x, y [64][32]: along the output's rows
+ * every read strides 32 floats (a cache line or more). Two reads
+ * contiguous along the output's column axis run it innermost (the output
+ * stored with a stride); a single read (a plain transpose) keeps the
+ * output's order. */
+static void check_transposed_order(bool two) {
+  enum { R = 64, C = 32 };
+  float x[R * C], y[R * C], got[R * C];
+  fill(x, R * C, 3), fill(y, R * C, 4);
+  ir_graph *g = ir_graph_new();
+  ir_ref a = ir_view_permute(g, ir_input(g, "a", IR_F32, SHAPE(R, C)), (const int[]){1, 0});
+  if (two) a = ir_binary(g, IR_ADD, a, ir_view_permute(g, ir_input(g, "b", IR_F32, SHAPE(R, C)), (const int[]){1, 0}));
+  else a = ir_binary(g, IR_MUL, a, ir_scalar(g, IR_F32, 2.0));
+  finish(g, a);
+  rt_model *m = build_model_with(g, two ? "transposed2" : "transposed1", NULL);
+  assert_int_equal(m->p->nkernels, 1);
+  const sched_kernel *k = &m->p->kernels[0];
+  assert_int_equal(k->nouter, 2);
+  assert_int_equal(k->outer[1], two ? 0 : 1); /* the innermost loop: out's rows (x's columns) or out's columns */
+  imp_tensor ins[2] = {tensor("a", SHAPE(R, C), x), tensor("b", SHAPE(R, C), y)}, out;
+  char err[1024];
+  if (rt_run(m, ins, two ? 2 : 1, &out, err, sizeof err)) fail_msg("%s", err);
+  assert_int_equal(out.bytes, sizeof got);
+  memcpy(got, out.data, sizeof got);
+  imp_tensor_free(&out);
+  rt_model_free(m);
+  double want[R * C];
+  for (int i = 0; i < C; i++)
+    for (int j = 0; j < R; j++) want[i * R + j] = two ? (double)x[j * C + i] + y[j * C + i] : 2.0 * x[j * C + i];
+  check_close(got, want, R * C, two ? "transposed2" : "transposed1");
+}
+
+static void test_transposed_copy_order(void **state) {
+  (void)state;
+  check_transposed_order(false);
+  check_transposed_order(true);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_embedding_static),  cmocka_unit_test(test_embedding_symbolic),
       cmocka_unit_test(test_elementwise_4d),    cmocka_unit_test(test_bias_over_channels),
-      cmocka_unit_test(test_transposed_stays),
+      cmocka_unit_test(test_transposed_stays),  cmocka_unit_test(test_transposed_copy_order),
   };
   return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

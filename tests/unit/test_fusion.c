@@ -9,7 +9,8 @@
  *   MatMul                      1 kernel (the K reduction is a stage)
  *   MatMul + Relu               1 (Relu is the final statement over M,N)
  *   MatMul + bias + Relu        1
- *   Softmax                     1 (max and sum stages, final over all axes)
+ *   Softmax                     1 (max and sum stages, final over all axes,
+ *                                 exp(x - max) kept in the output by the sum)
  *   LayerNormalization pattern  1 (sum(x) and sum((x-mean)^2) stages)
  *   Conv + Relu                 1
  *   10 element-wise ops         1
@@ -221,9 +222,11 @@ static void test_softmax(void **state) {
   (void)state;
   ir_graph *g = g_softmax();
   sched_program *p = schedule(g, "softmax");
-  /* out, x: max and sum are accumulators, exp(x - max) is recomputed */
+  /* out, x: max and sum are accumulators; the sum's loop stores exp(x -
+   * max) into the output, where the final statement reads it back */
   check_one_kernel(p, "softmax", 2, 2);
   assert_true(p->kernels[0].final_full);
+  assert_int_equal(p->kernels[0].stash, 2);
   sched_free(p);
   ir_graph_free(g);
 }
@@ -235,6 +238,7 @@ static void test_layernorm(void **state) {
   /* out, x, gamma, beta: mean and var are accumulators */
   check_one_kernel(p, "layernorm", 4, 2);
   assert_int_equal(count_kind(p, &p->kernels[0], SCHED_BUF_INPUT), 3);
+  assert_int_equal(p->kernels[0].stash, 0); /* (x - mean)^2: no transcendental to keep */
   sched_free(p);
   ir_graph_free(g);
 }
