@@ -216,6 +216,7 @@ int cli_parse(int argc, char **argv, cli_args *a) {
   char err[256];
   if (!t.name[0] && sched_target_get("native", &t, err, sizeof err)) return cli_die(err), -1;
   a->rt.imp.vector_floats = sched_target_lanes(&t);
+  a->rt.imp.vector_regs = t.vector_regs;
   return 0;
 }
 

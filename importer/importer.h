@@ -86,6 +86,9 @@ typedef struct {
   /* floats in one vector register of the target (0: 16, AVX-512): sizes
    * the column panels of MatMulNBits' packed codes */
   int vector_floats;
+  /* vector registers of the target (0: 32): with vector_floats, the
+   * register blocks a windowed convolution's columns are rounded for */
+  int vector_regs;
 } imp_options;
 
 /* Loads the model at `path` into a new graph owned by the caller. On error

@@ -154,6 +154,8 @@ imp_seqs **imp_ctx_seqs(imp_ctx *c);
 ir_graph *imp_ctx_graph(imp_ctx *c);
 /* imp_options.vector_floats, 16 when not given. */
 int imp_ctx_vector_floats(const imp_ctx *c);
+/* imp_options.vector_regs, 32 when not given. */
+int imp_ctx_vector_regs(const imp_ctx *c);
 void imp_seqs_free(imp_seqs *s);
 /* A new sequence (or, `none`, an empty optional) of `cnt` tensors, copied:
  * its handle, or IR_NONE with an error recorded. */

@@ -21,6 +21,10 @@ int imp_ctx_vector_floats(const imp_ctx *c) {
   return c->opt->vector_floats > 0 ? c->opt->vector_floats : 16;
 }
 
+int imp_ctx_vector_regs(const imp_ctx *c) {
+  return c->opt->vector_regs > 0 ? c->opt->vector_regs : 32;
+}
+
 /* Counts `bytes` more constant data against the memory limit. */
 static bool imp_ctx_budget(imp_ctx *c, size_t bytes, char *err, size_t n) {
   c->const_bytes += bytes;

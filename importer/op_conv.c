@@ -254,31 +254,48 @@ static int64_t round_row(int64_t v, int64_t vf) {
   return vf >= 16 && r <= 5 * vf ? r : round32(v);
 }
 
-/* The wide form's columns: whole multiples of 32, or of 96 on a target
- * of 16-float vectors when the channels are a multiple of 8 and not of 6
- * and that costs at most 1/64 more columns: the scheduler's blocks there
- * (wide_vectors, scheduler/gemm.c) are 12 x 32, 8 x 48 or 6 x 64 over
- * whole column blocks, and only 8 x 48 leaves no padded row (16 rows:
- * 12 + 4 or 6 + 6 + 4 otherwise) */
-static int64_t wide_cols(int64_t cols, int64_t mg, int64_t vf) {
-  int64_t c32 = round32(cols), c96 = (cols + 95) / 96 * 96;
-  return vf >= 16 && mg % 8 == 0 && mg % 6 && c32 % 48 && 64 * (c96 - c32) <= c32 ? c96 : c32;
+/* The wide form's columns, `cols` rounded up to whole register blocks (a
+ * partial block came out as 16 + 8 + 4 + 1 wide vector code per row: 3x3,
+ * 512 -> 512 at 7x7, 61 columns, 29 of them at a fraction of the speed).
+ * With 16-float vectors and 32 registers (AVX-512) the scheduler takes, of
+ * the blocks of 2, 3 and 4 vectors across and 3/4 of the registers in
+ * accumulators (at most 12 rows) whose columns are whole, the one with the
+ * fewest rows computed for the M rows (scheduler/gemm.c, wide_vectors):
+ * the columns are rounded for the block that computes the least in all,
+ * columns x rows (3x3, 128 -> 128 at 28x28, 811 columns: 816 for 8 x 48
+ * against 832 for 12 x 32 or 6 x 64 and 132 rows; 16 -> 16 channels, as
+ * the DBNet-like net's at 320x320: a multiple of 96 for 8 x 48, no padded
+ * row, where 12 x 32 or 6 x 64 took 12 + 4 or 6 + 6 + 4). Else a multiple
+ * of 32, which every other target's block width (8, 16, 32) divides. */
+static int64_t wide_cols(int64_t cols, int64_t M, int64_t vf, int regs) {
+  if (vf < 16 || regs < 32) return round32(cols);
+  int64_t best = -1, best_work = 0;
+  for (int64_t nv = 2; nv <= 4; nv++) {
+    int64_t nr = nv * vf, c = (cols + nr - 1) / nr * nr, mr = regs * 3 / 4 / nv, work;
+    mr = mr > 12 ? 12 : mr > M ? M : mr;
+    if (mr < 1 || ir_mul_ov(c, (M + mr - 1) / mr * mr, &work)) continue;
+    if (best < 0 || work < best_work) best = c, best_work = work;
+  }
+  return best < 0 ? round32(cols) : best;
 }
 
-/* The columns are computed in whole multiples of 32 (every register block
- * width of the targets, 8, 16 and 32, divides it) and the extra ones are
- * never read: a partial block came out as 16 + 8 + 4 + 1 wide vector code
- * per row (3x3, 512 -> 512 at 7x7, 61 columns: 29 of them ran at a fraction
- * of the speed). Their reads stay inside the padded copy: zero rows (wide)
- * or columns (rows form) are added at its end. */
+/* The extra columns are never read. Their reads stay inside the padded
+ * copy: zero rows (wide) or columns (rows form) are added at its end. The
+ * wide form's padded rows share their padding when the right one is no
+ * wider than the left (3x3, pads 1): the row stride is W + left pad, and a
+ * tap past a row's end reads the next row's left padding (zeros, the last
+ * row a zero row added below), so each row computes out_w + 1 columns, not
+ * out_w + 2 (3x3, 128 -> 128 at 28x28: 811 columns, not 838). */
 static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w0, ir_shape wr,
-                          bool wide, int64_t vf) {
+                          bool wide, int64_t vf, int regs) {
   imp_window w = *w0;
   int last = w.nsp - 1;
+  int64_t drop = wide && w.pe[last] <= w.pb[last] && !w.extra[last] ? w.pe[last] : 0;
+  w.pe[last] -= drop;
   int64_t one = 1, wp = w.in[last] + w.pb[last] + w.pe[last];
-  int64_t cols = (w.out[0] - 1) * wp + w.out[last], cols32 = wide ? wide_cols(cols, wr.d[2], vf) : round32(cols);
+  int64_t cols = (w.out[0] - 1) * wp + w.out[last], cols32 = wide ? wide_cols(cols, wr.d[2], vf, regs) : round32(cols);
   if (wide)
-    w.pe[0] += (cols32 - cols + wp - 1) / wp;
+    w.pe[0] += (cols32 - cols + drop + wp - 1) / wp;
   else
     w.pe[last] += round_row(w.out[last], vf) - w.out[last], w.out[last] = round_row(w.out[last], vf);
   ir_ref xp = imp_pad_spatial(g, x5, &w, 0.0), xw;
@@ -324,7 +341,8 @@ static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const im
  * when `wide` and stride 1, else the rows form), and the bands are
  * concatenated ([N, M, out_h, out_w]; the bias stays with the caller).
  * IR_NONE when it does not apply. */
-static ir_ref conv_bands(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, ir_shape wr, int64_t vf, bool wide) {
+static ir_ref conv_bands(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, ir_shape wr, int64_t vf, int regs,
+                         bool wide) {
   ir_graph *g = n->g;
   int64_t s = w->s[0], k = w->k[0];
   if (w->nsp != 2 || w->d[0] != 1 || (!w->pb[0] && !w->pe[0]) || w->out[0] > 6 || w->out[1] < 32 || w->extra[0] ||
@@ -365,7 +383,8 @@ static ir_ref conv_bands(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w,
     wst[2] = a, wln[2] = wb.k[0];
     ir_shape wrb = wr;
     wrb.d[4] = wb.k[0];
-    ir_ref y = conv_window(g, xb, ir_view_slice(g, wt, wst, wsp, wln), NULL, &wb, wrb, wide && s == 1 && r1 - r0 > 1, vf);
+    bool bw = wide && s == 1 && r1 - r0 > 1;
+    ir_ref y = conv_window(g, xb, ir_view_slice(g, wt, wst, wsp, wln), NULL, &wb, wrb, bw, vf, regs);
     ir_shape ys = {.rank = 4, .d = {xs.d[0], ws.d[0], r1 - r0, w->out[1]}};
     parts[cnt++] = ir_view_reshape(g, y, ys);
     r0 = r1;
@@ -498,16 +517,18 @@ ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt, ir_ref *b) {
   ir_shape os = {.rank = xs.rank, .d = {N, M}};
   for (int i = 0; i < nsp; i++) os.d[2 + i] = w.out[i];
   conv_form f = conv_choose(&w, &xs, C / G, M / G);
-  ir_ref y = cols_fits(g, &w, &xs, wt, G, M, imp_ctx_vector_floats(n->ctx)) ? conv_cols(n, x5, wt, &w) : IR_NONE;
+  int64_t vf = imp_ctx_vector_floats(n->ctx);
+  int regs = imp_ctx_vector_regs(n->ctx);
+  ir_ref y = cols_fits(g, &w, &xs, wt, G, M, vf) ? conv_cols(n, x5, wt, &w) : IR_NONE;
   if (y == IR_NONE && !ir_failed(g))
     y = f == CONV_TAPS ? conv_taps_wide(g, x5, wt, b, &w, wr)
         : f == CONV_WIDE || f == CONV_ROWS
-            ? conv_bands(n, x5, wt, &w, wr, imp_ctx_vector_floats(n->ctx), f == CONV_WIDE)
+            ? conv_bands(n, x5, wt, &w, wr, vf, regs, f == CONV_WIDE)
             : IR_NONE;
   if (y == IR_NONE && !ir_failed(g))
     y = f == CONV_MATMUL ? conv_matmul(g, x5, wt, b, &w, M)
         : f == CONV_TAPS ? conv_taps(g, x5, wt, &w, wr)
-                         : conv_window(g, x5, wt, b, &w, wr, f == CONV_WIDE, imp_ctx_vector_floats(n->ctx));
+                         : conv_window(g, x5, wt, b, &w, wr, f == CONV_WIDE, vf, regs);
   return ir_view_reshape(g, y, os);
 }
 

@@ -77,6 +77,10 @@ int ir_uses_of(const ir_graph *g, ir_ref x);
 /* sink_region.c: an op that may be computed on the unread parts of a wide
  * result too (element-wise; no integer division or float-to-int cast). */
 bool ir_sinkable_op(const ir_graph *g, const ir_node *n);
+/* The view `u` (over a contiguous value of shape `es`) re-expressed over
+ * the buffer that `v` reads that value from (sink.c); false when an axis
+ * of u does not move along one axis of es. */
+bool ir_view_compose(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out);
 ir_ref ir_add_node(ir_graph *g, const ir_node *n);
 bool ir_refs_ok(ir_graph *g, int n, const ir_ref *refs);
 ir_view ir_view_contiguous(const ir_shape *s);

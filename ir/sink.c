@@ -77,7 +77,7 @@ static ir_ref operand_over(ir_graph *g, ir_ref b, const int *axis, const ir_shap
 /* The view `u` (over a contiguous value of shape `es`) re-expressed over
  * the buffer that `v` reads that value from; false when an axis of u does
  * not move along one axis of es. */
-static bool compose(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out) {
+bool ir_view_compose(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out) {
   int64_t st[IR_MAX_RANK], f0 = u->offset, e0[IR_MAX_RANK] = {0}, span[IR_MAX_RANK] = {0};
   int map[IR_MAX_RANK];
   ir_contiguous_strides(es, st);
@@ -193,7 +193,7 @@ static bool sink_shuffle(ir_graph *g, ir_ref e, ir_ref s, ir_ref r, const int *a
     if (un->op != IR_VIEW || un->src[0] != e) continue;
     if (nu == 64 || un->view.gather) return false;
     composed[nu] = un->view;
-    if (!in_order && !compose(&un->view, &es, &g->nodes[s].view, &composed[nu])) return false;
+    if (!in_order && !ir_view_compose(&un->view, &es, &g->nodes[s].view, &composed[nu])) return false;
     users[nu++] = u;
   }
   ir_node x = g->nodes[e];
@@ -262,7 +262,7 @@ static bool sink_one(ir_graph *g, ir_ref e) {
       if (nu == 64) return false;
       users[nu] = u;
       if (un->op == IR_VIEW &&
-          (un->view.gather || !compose(&un->view, &n->shape, &v, &composed[nu])))
+          (un->view.gather || !ir_view_compose(&un->view, &n->shape, &v, &composed[nu])))
         return false;
       nu++;
       break;

@@ -161,7 +161,16 @@ int ir_rewrite_sink_regions(ir_graph *g) {
          * reshape would be a copy of its own) */
         bool flat = n->op == IR_VIEW && k == 0 &&
                     ir_view_is_split_reshape(&ir_node_get(g, reg[s])->view, &ir_node_get(g, to[s])->shape);
-        n->src[k] = flat ? to[s] : view_of[s];
+        /* another view (the next convolution's padded copy) reads the new
+         * value through its own view composed with the region's: a view
+         * of a view was a copy of its own (3x3 + Relu at 56x56: the output
+         * copied out of the wide rows, then into the padded copy) */
+        ir_view composed;
+        if (!flat && n->op == IR_VIEW && k == 0 && !n->view.gather &&
+            ir_view_compose(&n->view, &ir_node_get(g, s)->shape, &ir_node_get(g, reg[s])->view, &composed))
+          n->src[k] = to[s], n->view = composed;
+        else
+          n->src[k] = flat ? to[s] : view_of[s];
       }
     }
     for (int i = 0; i < ir_output_count(g); i++)
