@@ -29,7 +29,7 @@ static ir_ref conv_bias_wide(ir_graph *g, ir_ref y, ir_ref *b) {
  * 7x7 stem over 3 channels reads 49 taps per step of a 3-long sum, a chain
  * of 49 dependent FMAs per row), or short output rows with a stride (the
  * block's columns are then the whole map, not one row of it). */
-static ir_ref conv_matmul(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w, int64_t M) {
+static ir_ref conv_matmul(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w, int64_t M, int64_t vf) {
   const ir_shape *s = &ir_node_get(g, x5)->shape;
   int64_t N = s->d[0], G = s->d[1], cg = s->d[3], taps = imp_tap_count(w), cols = 1;
   for (int i = 0; i < w->nsp; i++) cols *= w->out[i];
@@ -50,6 +50,13 @@ static ir_ref conv_matmul(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const im
    * 1 thread, per-kernel rdtsc minima, loaded machine). */
   int64_t ow = w->out[w->nsp - 1];
   bool flat = ow < 32 || (ow % 32 && (!copy || cols <= 2048));
+  /* Rows of several whole blocks of 32 (2-D im2col), on 16-float vectors:
+   * the copy stores each block's columns together, [O0.., ow / 32, C/G,
+   * k..., 32], so a block reads one contiguous run, not C/G * taps rows a
+   * row apart (the DBNet-like 3x3/2, 16 -> 24 at 160x160: 2927 -> 2155 k
+   * TSC cycles; AVX2's 6 x 16 blocks 5602 -> 8087, so not there; Zen 5,
+   * 1 thread, per-kernel rdtsc minima, loaded machine) */
+  int64_t strips = copy && w->nsp == 2 && vf >= 16 && !(ow % 32) && ir_node_get(g, x5)->dtype == IR_F32 ? ow / 32 : 1;
   ir_ref xc = x5;
   if (copy) {
     ir_ref win = ir_view_window(g, imp_pad_spatial(g, x5, w, 0.0), w->nsp, w->k, w->s, w->d, w->out);
@@ -59,19 +66,27 @@ static ir_ref conv_matmul(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const im
        * output row, 32 positions) then reads its C/G * taps rows a row
        * length apart inside one slab, not a whole map apart (the 7x7 stem's
        * columns: 147 rows 50 KB apart, a page each; 2.35 -> 2.08 ms,
-       * 1 thread, CPU time, loaded machine). */
-      int perm[IR_MAX_RANK], inv[IR_MAX_RANK], r = 0, rank = 4 + 2 * w->nsp;
+       * 1 thread, CPU time, loaded machine). With strips, [O0.., strip,
+       * C/G, k..., 32]: a block's columns one contiguous run. */
+      int perm[IR_MAX_RANK], inv[IR_MAX_RANK], r = 0, rank = 4 + 2 * w->nsp + (strips > 1);
+      if (strips > 1) {
+        ir_shape ss = ir_node_get(g, win)->shape;
+        ss.d[rank - 2] = strips, ss.d[rank - 1] = 32, ss.rank = rank;
+        win = ir_view_reshape(g, win, ss);
+      }
       for (int i = 0; i < 3; i++) perm[r++] = i;
       for (int i = 0; i + 1 < w->nsp; i++) perm[r++] = 4 + w->nsp + i;
+      if (strips > 1) perm[r++] = rank - 2;
       for (int i = 3; i < 4 + w->nsp; i++) perm[r++] = i;
       perm[r++] = rank - 1;
       for (int i = 0; i < rank; i++) inv[perm[i]] = i;
       xc = ir_view_permute(g, ir_move(g, ir_view_permute(g, win, perm)), inv);
     }
   }
-  ir_shape xs = {.rank = flat ? 5 : 4 + w->nsp, .d = {N, G, 1, cg * taps, cols}};
+  ir_shape xs = {.rank = flat ? 5 : 4 + w->nsp + (strips > 1), .d = {N, G, 1, cg * taps, cols}};
   ir_shape ws = {.rank = xs.rank, .d = {1, G, M / G, cg * taps, 1}};
   for (int i = 0; i < w->nsp && !flat; i++) xs.d[4 + i] = w->out[i], ws.d[4 + i] = 1;
+  if (strips > 1 && !flat) xs.d[3 + w->nsp] = strips, xs.d[4 + w->nsp] = 32, ws.d[4 + w->nsp] = 1;
   ir_ref xm = ir_view_reshape(g, xc, xs), wm = ir_view_reshape(g, wt, ws);
   ir_ref y = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xm, wm), 1u << 3);
   return flat ? conv_bias_wide(g, y, b) : y;
@@ -526,7 +541,7 @@ ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt, ir_ref *b) {
             ? conv_bands(n, x5, wt, &w, wr, vf, regs, f == CONV_WIDE)
             : IR_NONE;
   if (y == IR_NONE && !ir_failed(g))
-    y = f == CONV_MATMUL ? conv_matmul(g, x5, wt, b, &w, M)
+    y = f == CONV_MATMUL ? conv_matmul(g, x5, wt, b, &w, M, imp_ctx_vector_floats(n->ctx))
         : f == CONV_TAPS ? conv_taps(g, x5, wt, &w, wr)
                          : conv_window(g, x5, wt, b, &w, wr, f == CONV_WIDE, vf, regs);
   return ir_view_reshape(g, y, os);

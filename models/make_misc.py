@@ -218,8 +218,10 @@ save("convs", [
 # through a padded 3x3 to 16 channels (wide: 6558 columns rounded to 6624,
 # whole 8 x 48 blocks on AVX-512); v[1, 8, 6, 80] through a padded 3x3
 # stride 2 (im2col, 40-wide output rows: the positions one axis, 120
-# columns); their weights from generators of their own, so the models
-# after this one keep theirs
+# columns); u[1, 8, 4, 128] through a padded 3x3 stride 2 (im2col, 64-wide
+# output rows: on AVX-512 the copy stores the columns by blocks of 32);
+# their weights from generators of their own, so the models after this
+# one keep theirs
 save("convs_window", [
     helper.make_node("Conv", ["x", "g1w", "g1b"], ["g1"], pads=[1, 1, 1, 1], group=2),
     helper.make_node("Relu", ["g1"], ["r1"]),
@@ -236,16 +238,19 @@ save("convs_window", [
     helper.make_node("Relu", ["rc"], ["yr"]),
     helper.make_node("Conv", ["v", "v1w"], ["vc"], pads=[1, 1, 1, 1], strides=[2, 2]),
     helper.make_node("Relu", ["vc"], ["yv"]),
+    helper.make_node("Conv", ["u", "u1w"], ["uc"], pads=[1, 1, 1, 1], strides=[2, 2]),
+    helper.make_node("Relu", ["uc"], ["yu"]),
 ], [vi("x", F, [1, 16, 9, 40]), vi("z", F, [1, 8, 50]), vi("q", F, [1, 16, 5, 75]), vi("p", F, [1, 16, 4, 36]),
-    vi("r", F, [1, 8, 80, 80]), vi("v", F, [1, 8, 6, 80])],
+    vi("r", F, [1, 8, 80, 80]), vi("v", F, [1, 8, 6, 80]), vi("u", F, [1, 8, 4, 128])],
     [vi("y", F, [1, 8, 2, 36]), vi("yz", F, [1, 24, 50]), vi("yq", F, [1, 20, 3, 75]), vi("yp", F, [1, 24, 5, 36]),
-     vi("yr", F, [1, 16, 80, 80]), vi("yv", F, [1, 16, 3, 40])],
+     vi("yr", F, [1, 16, 80, 80]), vi("yv", F, [1, 16, 3, 40]), vi("yu", F, [1, 16, 2, 64])],
     [w("g1w", (16, 8, 3, 3), 0.3), w("g1b", (16,)), w("s2w", (12, 16, 3, 3), 0.2), w("s2b", (12,)),
      w("u3w", (8, 12, 3, 3), 0.2), w("d1w", (24, 8, 3), 0.3), w("d1b", (24,)), w("q1w", (20, 16, 3, 3), 0.2),
      w("q1b", (20,)), w("p1w", (24, 16, 3, 3), 0.2), w("p1b", (24,)),
      numpy_helper.from_array((np.random.default_rng(12).standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32), "r1w"),
      numpy_helper.from_array((np.random.default_rng(13).standard_normal(16) * 0.1).astype(np.float32), "r1b"),
-     numpy_helper.from_array((np.random.default_rng(14).standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32), "v1w")])
+     numpy_helper.from_array((np.random.default_rng(14).standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32), "v1w"),
+     numpy_helper.from_array((np.random.default_rng(15).standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32), "u1w")])
 
 # upsampling: x[1, 8, 10, 12], z[1, 4, 9]
 def resize(name, src, scales, **kw):
