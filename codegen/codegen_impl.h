@@ -131,6 +131,9 @@ void cg_statement_begin(cg_kernel *c);
 /* The products a register block's update of `stage` adds one at a time
  * (a strided convolution's taps): 0 when it adds one value. */
 int cg_update_terms(const cg_kernel *c, int stage);
+/* The partial accumulators of `stage` (sched_gemm.parts, at most its
+ * products): acc<stage>, acc<stage>_1, ..; 1 when it adds one value. */
+int cg_acc_parts(const cg_kernel *c, int stage);
 /* A float max reduction: kept as a plain max plus a NaN flag nan<stage>. */
 bool cg_is_float_max(const cg_kernel *c, int stage);
 /* isl AST expressions as C (isl_expr.c); cg_expr_arg: argument `i` of a

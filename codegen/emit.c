@@ -307,7 +307,11 @@ int cg_kernel_body(cg_kernel *c) {
       cg_line(&decl, 1, "%s part%d[%d][%d][%d];", T, i, c->k->gemm.mtiles, c->k->gemm.mr,
               c->k->gemm.nr);
     if (c->k->gemm.on)
-      cg_line(&decl, 1, "%s acc%d[%d][%d];", T, i, c->k->gemm.mr, c->k->gemm.nr);
+      for (int j = 0; j < cg_acc_parts(c, i); j++) /* acc<i>, acc<i>_<j> */
+        if (j)
+          cg_line(&decl, 1, "%s acc%d_%d[%d][%d];", T, i, j, c->k->gemm.mr, c->k->gemm.nr);
+        else
+          cg_line(&decl, 1, "%s acc%d[%d][%d];", T, i, c->k->gemm.mr, c->k->gemm.nr);
     else
       cg_line(&decl, 1, "%s acc%d;", T, i);
     if (cg_is_float_max(c, i)) cg_line(&decl, 1, "int nan%d;", i);

@@ -360,6 +360,37 @@ static void render_shared(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
   cg_printf(o, "v%d", var);
 }
 
+int cg_acc_parts(const cg_kernel *c, int stage) {
+  int parts = c->k->gemm.parts, nt = parts > 1 && !c->k->gemm.kc ? cg_update_terms(c, stage) : 0;
+  return nt < 2 ? 1 : parts < nt ? parts : nt;
+}
+
+/* Partial accumulator `j` of `stage` (acc<stage>, acc<stage>_<j>) at the
+ * block's element `sub`. */
+static void acc_part(cg_buf *o, int stage, int j, const char *sub) {
+  if (j)
+    cg_printf(o, "acc%d_%d%s", stage, j, sub);
+  else
+    cg_printf(o, "acc%d%s", stage, sub);
+}
+
+/* The stage's value: its partial accumulators added in pairs (at most 4). */
+static void acc_sum(cg_buf *o, const cg_kernel *c, int stage) {
+  int parts = cg_acc_parts(c, stage);
+  if (parts == 1) {
+    acc_part(o, stage, 0, c->acc_sub);
+    return;
+  }
+  cg_printf(o, "(");
+  for (int j = 0; j < parts; j += 2) {
+    if (j) cg_printf(o, " + ");
+    if (j + 1 < parts) cg_printf(o, "(");
+    acc_part(o, stage, j, c->acc_sub);
+    if (j + 1 < parts) cg_printf(o, " + "), acc_part(o, stage, j + 1, c->acc_sub), cg_printf(o, ")");
+  }
+  cg_printf(o, ")");
+}
+
 /* The value of node `r` at element `idx` of its shape. */
 static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bool is_root) {
   const ir_node *n = ir_node_get(c->p->g, r);
@@ -377,7 +408,7 @@ static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bo
     return;
   }
   if (stage >= 0) {
-    cg_printf(o, "acc%d%s", stage, c->acc_sub);
+    acc_sum(o, c, stage);
     return;
   }
   if (!is_root && n->op != IR_LOAD && n->op != IR_INDEX_COMPONENTS && n->op != IR_VIEW &&
@@ -505,7 +536,8 @@ void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *
     }
   } else if (kind == SCHED_STMT_INIT) {
     init_literal(&v, ir_node_get(c->p->g, c->k->stages[stage]));
-    cg_printf(&line, "acc%d%s = %s;", stage, c->acc_sub, v.s);
+    for (int j = 0; j < cg_acc_parts(c, stage); j++)
+      cg_printf(&line, "%s", j ? " " : ""), acc_part(&line, stage, j, c->acc_sub), cg_printf(&line, " = %s;", v.s);
     if (cg_is_float_max(c, stage)) cg_printf(&line, " nan%d = 0;", stage);
   } else if (kind == SCHED_STMT_UPDATE) {
     const ir_node *r = ir_node_get(c->p->g, c->k->stages[stage]);
@@ -518,23 +550,31 @@ void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *
     int nt = c->k->gemm.on && r->op == IR_ADD && (r->dtype == IR_F32 || r->dtype == IR_F64)
                  ? sum_terms(c, r->src[0], r->dtype, terms) : 0;
     if (nt < 2) render_value(c, &v, r->src[0], space_idx, false);
+    /* with partial accumulators (gm->parts), product t goes to sum t % parts */
+    int parts = nt >= 2 ? cg_acc_parts(c, stage) : 1;
     if (nt >= 2 && c->one_term && c->term < nt) {
       /* one product of the step (emit.c: print_terms), the same addition
        * in the same order as the whole sum below makes it */
       render_value(c, &v, terms[c->term], space_idx, false);
-      cg_printf(&line, "acc%d%s = (%s)(acc%d%s + %s);", stage, c->acc_sub, cg_ctype(r->dtype), stage,
-                c->acc_sub, v.s);
+      acc_part(&line, stage, c->term % parts, c->acc_sub);
+      cg_printf(&line, " = (%s)(", cg_ctype(r->dtype));
+      acc_part(&line, stage, c->term % parts, c->acc_sub);
+      cg_printf(&line, " + %s);", v.s);
     } else if (nt >= 2) {
-      cg_printf(&line, "acc%d%s = (%s)(", stage, c->acc_sub, cg_ctype(r->dtype));
-      for (int t = 0; t < nt; t++) cg_printf(&line, "(");
-      cg_printf(&line, "acc%d%s", stage, c->acc_sub);
-      for (int t = 0; t < nt; t++) {
-        cg_buf e = {0};
-        render_value(c, &e, terms[t], space_idx, false);
-        cg_printf(&line, " + %s)", e.s);
-        free(e.s);
+      for (int j = 0; j < parts; j++) {
+        if (j) cg_printf(&line, "\n%*s", 2 * (c->depth - 1), "");
+        acc_part(&line, stage, j, c->acc_sub);
+        cg_printf(&line, " = (%s)(", cg_ctype(r->dtype));
+        for (int t = j; t < nt; t += parts) cg_printf(&line, "(");
+        acc_part(&line, stage, j, c->acc_sub);
+        for (int t = j; t < nt; t += parts) {
+          cg_buf e = {0};
+          render_value(c, &e, terms[t], space_idx, false);
+          cg_printf(&line, " + %s)", e.s);
+          free(e.s);
+        }
+        cg_printf(&line, ");");
       }
-      cg_printf(&line, ");");
     } else if (cg_is_float_max(c, stage)) {
       /* the plain max (a reduction compilers vectorise) and, apart, whether a
        * NaN was seen: the stage reads as NaN then (render_value) */

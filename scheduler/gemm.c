@@ -26,6 +26,11 @@ typedef struct {
 } gemm_read;
 
 #define GEMM_MAX_READS 32
+/* Bytes ahead of the read that a single row's weight stream is fetched
+ * (packed one-byte panels: gm->ahead; weights read as they lie:
+ * stream_read): the hardware prefetcher runs too close to cover memory's
+ * latency at the rate one core consumes the codes */
+#define FETCH_AHEAD 8192
 
 typedef struct {
   const sched_program *p;
@@ -260,7 +265,7 @@ static void block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t
    * with memory (one row times 66 int8 2048 x 5632 weights, Sapphire
    * Rapids core, loaded machine: 7.7 GB/s, 12.4 with lines fetched 8 KiB
    * ahead, 13.3 a plain read; AVX2: 3.2 against 9.9) */
-  gm->ahead = narrow && gm->m < 0 ? 8192 : 0;
+  gm->ahead = narrow && gm->m < 0 ? FETCH_AHEAD : 0;
 }
 
 /* Slices of k: the kc-long slices of the packed panels of all stages (kc x
@@ -286,6 +291,27 @@ static void k_slices(sched_gemm *gm, const sched_target *t, int64_t M, int64_t K
   int64_t nslices = (K + kcmax - 1) / kcmax;
   int64_t kc = ((K + nslices - 1) / nslices + 7) / 8 * 8;
   gm->kc = (int)kc, gm->mtiles = (int)mtiles;
+}
+
+/* Partial accumulators per element of the block: the block's vectors
+ * (stages x mr x nr/lanes) are its independent FMA chains, each step
+ * waiting for the last; a step of several products (MatMulNBits' 8 codes
+ * of a word, one row: 2 vectors) keeps the pipes busy only with the
+ * target's latency x pipes chains in flight (8: 4 partial sums of 2
+ * vectors). At most 4, and at most a quarter of the register file in
+ * accumulators (the codes, their masks and the broadcasts need the rest:
+ * AVX2 with 4 sums of 2 vectors kept them in memory; 2 sums there); not
+ * with k slices (their partial sums wait in memory). One-row blocks only
+ * (a block of rows has mr x more chains). The 1.1B int4 decode
+ * step (Zen 5, 1 thread, CPU time, loaded): AVX-512 31.5 -> 29.8 ms, AVX2
+ * 66.4 -> 58.8 (with the 8 KiB fetch, stream_read). */
+static int acc_parts(const sched_gemm *gm, const sched_target *t, int nstages) {
+  int lanes = sched_target_lanes(t);
+  int vecs = nstages * gm->mr * ((gm->nr + lanes - 1) / lanes);
+  if (gm->m >= 0 || gm->kc || vecs <= 0) return 1; /* rows: chains enough, or not measured */
+  int n = (sched_target_chains(t) + vecs - 1) / vecs, fit = t->vector_regs / 4 / vecs;
+  n = n < fit ? n : fit;
+  return n > 4 ? 4 : n < 1 ? 1 : n;
 }
 
 /* The next panel's fetch, spread over the row blocks: each piece of
@@ -349,11 +375,14 @@ void sched_gemm_panel(const sched_program *p, const sched_buf *b, int64_t pn, vo
 /* A single row (decode) reads each weight once, so its speed is how fast
  * memory delivers it; a weight read as it lies (not packed), a short
  * contiguous run per step of the outer reduced axis k (MatMulNBits: a
- * 64-byte row of 16 columns' codes), is recorded to be fetched about 2
- * KiB ahead in memory (codegen: cg_prefetch_streams). Measured on a
- * Sapphire Rapids core, one 768 x 768 4-bit weight streamed from memory:
- * 96 us without, 49 with (39 with the weight in cache); the base LLaMA
- * int4 decode step 15.8 ms with the fetch at the current row, 9.2 ahead. */
+ * 64-byte row of 16 columns' codes), is recorded to be fetched
+ * FETCH_AHEAD bytes ahead in memory (codegen: cg_prefetch_streams).
+ * Measured on a Sapphire Rapids core, one 768 x 768 4-bit weight streamed
+ * from memory: 96 us without, 49 with 2 KiB (39 with the weight in
+ * cache); the base LLaMA int4 decode step 15.8 ms with the fetch at the
+ * current row, 9.2 2 KiB ahead. The 1.1B int4 step on a Zen 5 core
+ * (AVX-512, CPU time, lower quartiles of 20 interleaved rounds, loaded):
+ * 512 B ahead ~41 ms, 2 KiB 35.6, 4 KiB 31.8, 8 KiB 29.8, 16 KiB 29.7. */
 static void stream_read(sched_program *p, sched_kernel *k, const gemm_read *r, bool packed) {
   sched_gemm *gm = &k->gemm;
   const sched_buf *b = &p->bufs[r->buf];
@@ -378,7 +407,7 @@ static void stream_read(sched_program *p, sched_kernel *k, const gemm_read *r, b
   int i = gm->nstream++;
   gm->stream_buf[i] = r->buf, gm->stream_off[i] = r->offset;
   memcpy(gm->stream_coef[i], r->coef, sizeof r->coef);
-  int64_t ahead = 2048 / (step * es);
+  int64_t ahead = FETCH_AHEAD / (step * es);
   gm->stream_ahead[i] = ahead < 1 ? 1 : (int)ahead;
 }
 
@@ -479,4 +508,5 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
     k_slices(gm, &p->opt.target, m >= 0 ? k->space.d[m] : 1, k->space.d[kk], k->nstages);
   if (gm->prefetch && gm->npacked && !ir_dim_is_sym(k->space.d[kk]))
     gm->pf_lines = spread_lines(p, gm, sched_ref(p, k->space.d[m]), k->space.d[kk]);
+  gm->parts = acc_parts(gm, &p->opt.target, k->nstages);
 }

@@ -109,6 +109,11 @@ typedef struct {
   int stream_buf[SCHED_MAX_STAGES];
   int64_t stream_off[SCHED_MAX_STAGES], stream_coef[SCHED_MAX_STAGES][IR_MAX_RANK];
   int stream_ahead[SCHED_MAX_STAGES];
+  /* partial accumulators per element of the block (1: one): a step that
+   * adds several products (MatMulNBits' codes of a word) adds them in turn
+   * to `parts` sums, added at the end, so that a block of few vectors (one
+   * row) still has the target's FMA chains in flight (codegen) */
+  int parts;
 } sched_gemm;
 
 typedef struct {
@@ -155,6 +160,11 @@ typedef struct {
   int vector_bits;     /* one vector register */
   int vector_regs;     /* vector registers the compiler can allocate */
   bool fma;
+  /* a vector FMA's latency in cycles and the pipes that issue one each
+   * cycle (without FMA: the add's): a sum keeps the pipes busy only with
+   * latency x pipes independent chains in flight (gemm.c: the partial
+   * accumulators of a one-row block) */
+  int fma_latency, fma_pipes;
   int64_t l1d, l2, l3; /* data cache bytes per level (native: the host's) */
   int cores;           /* 0: unknown */
   char cflags[160];    /* C compiler flags that build the generated code for it */
@@ -165,6 +175,8 @@ typedef struct {
 int sched_target_get(const char *name, sched_target *t, char *err, size_t errlen);
 /* Floats per vector register. */
 int sched_target_lanes(const sched_target *t);
+/* Independent FMA chains that keep the target's FMA pipes busy. */
+int sched_target_chains(const sched_target *t);
 /* One line: name, ISA, registers, FMA, caches, cores. */
 void sched_target_describe(const sched_target *t, char *buf, size_t n);
 

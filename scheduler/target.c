@@ -27,16 +27,21 @@
 
 static const sched_target presets[] = {
     /* AVX-512: gcc 12 prefers 256-bit vectors for many -march/-mtune values,
-     * which halves the registers a 512-bit block was sized for */
-    {"x86-64-v4", "x86-64-v4", 512, 32, true, 48 * KIB, 2 * MIB, 32 * MIB, 0,
+     * which halves the registers a 512-bit block was sized for. FMA: 4
+     * cycles on 2 pipes (Skylake-SP to Sapphire Rapids, Zen 5; Zen 4
+     * splits a 512-bit FMA in two: 4 chains would do there) */
+    {"x86-64-v4", "x86-64-v4", 512, 32, true, 4, 2, 48 * KIB, 2 * MIB, 32 * MIB, 0,
      "-march=x86-64-v4 -mprefer-vector-width=512 " SPEED},
-    {"x86-64-v3", "x86-64-v3", 256, 16, true, 32 * KIB, 512 * KIB, 16 * MIB, 0,
+    /* FMA 4 cycles x 2 pipes (Skylake and later, Zen 3 and later; Haswell, Zen 2: 5) */
+    {"x86-64-v3", "x86-64-v3", 256, 16, true, 4, 2, 32 * KIB, 512 * KIB, 16 * MIB, 0,
      "-march=x86-64-v3 " SPEED},
-    {"x86-64-v2", "x86-64-v2", 128, 16, false, 32 * KIB, 256 * KIB, 8 * MIB, 0,
+    /* no FMA: the add's 3-4 cycles on 1-2 pipes */
+    {"x86-64-v2", "x86-64-v2", 128, 16, false, 4, 2, 32 * KIB, 256 * KIB, 8 * MIB, 0,
      "-march=x86-64-v2 " SPEED},
-    {"aarch64", "aarch64", 128, 32, true, 64 * KIB, 1 * MIB, 8 * MIB, 0,
+    /* FMLA 4 cycles x 2 pipes (Cortex-A76 class, Neoverse N1/N2; V1: 4) */
+    {"aarch64", "aarch64", 128, 32, true, 4, 2, 64 * KIB, 1 * MIB, 8 * MIB, 0,
      "-march=armv8-a " SPEED},
-    {"generic", "generic", 128, 16, false, 32 * KIB, 256 * KIB, 4 * MIB, 0, SPEED},
+    {"generic", "generic", 128, 16, false, 4, 2, 32 * KIB, 256 * KIB, 4 * MIB, 0, SPEED},
 };
 
 static const sched_target *preset(const char *isa) {
@@ -167,6 +172,11 @@ int sched_target_get(const char *name, sched_target *t, char *err, size_t errlen
 
 int sched_target_lanes(const sched_target *t) {
   return t->vector_bits >= 32 ? t->vector_bits / 32 : 1;
+}
+
+int sched_target_chains(const sched_target *t) {
+  int n = t->fma_latency * t->fma_pipes;
+  return n > 0 ? n : 1;
 }
 
 void sched_target_describe(const sched_target *t, char *buf, size_t n) {
