@@ -86,7 +86,7 @@ static int lower_sequence_construct(imp_node *n) {
 
 static int lower_sequence_at(imp_node *n) {
   const imp_seq *q = seq_in(n, 0);
-  int at;
+  int at = 0; /* set by position(); initialised for gcc -O3, which cannot see that */
   if (!imp_has_in(n, 1)) return imp_fail(n, "input 1 (the position) is missing");
   if (!q || position(n, 1, q->n, 0, 0, &at)) return -1;
   return imp_set_out(n, 0, q->items[at]);
@@ -95,7 +95,7 @@ static int lower_sequence_at(imp_node *n) {
 static int lower_sequence_insert(imp_node *n) {
   const imp_seq *q = seq_in(n, 0);
   ir_ref x = imp_req(n, 1);
-  int at, t;
+  int at = 0, t; /* at: as above */
   if (!q || x == IR_NONE || position(n, 2, q->n, 1, q->n, &at)) return -1;
   if ((t = elem_type_of(n, x, q->elem_type)) < 0) return -1;
   return set_edited(n, q, at, x, t);
@@ -103,7 +103,7 @@ static int lower_sequence_insert(imp_node *n) {
 
 static int lower_sequence_erase(imp_node *n) {
   const imp_seq *q = seq_in(n, 0);
-  int at;
+  int at = 0; /* set by position(); initialised for gcc -O3, which cannot see that */
   if (!q || position(n, 1, q->n, 0, -1, &at)) return -1;
   return set_edited(n, q, at, IR_NONE, q->elem_type);
 }
