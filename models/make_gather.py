@@ -31,16 +31,25 @@ def tensor(name, arr):
         f.write(numpy_helper.from_array(arr, "ids" if arr.ndim or True else "").SerializeToString())
 
 
-def weight(shape):
-    return rng.standard_normal(shape).astype(np.float32)
+def weight(shape, gen=None):
+    return (gen or rng).standard_normal(shape).astype(np.float32)
+
+
+def fork():
+    """A generator at rng's state that leaves rng where it is: a model added
+    between others draws from one, so the models after it (committed before
+    it) keep their weights."""
+    g = np.random.default_rng()
+    g.bit_generator.state = rng.bit_generator.state
+    return g
 
 
 def vi(name, t, shape):
     return helper.make_tensor_value_info(name, t, shape)
 
 
-def gather_model(name, data_shape, idx_shape, idx_type, axis):
-    w = numpy_helper.from_array(weight(data_shape), "W")
+def gather_model(name, data_shape, idx_shape, idx_type, axis, gen=None):
+    w = numpy_helper.from_array(weight(data_shape, gen), "W")
     out_shape = list(data_shape[:axis]) + list(idx_shape) + list(data_shape[axis + 1:])
     save(name, [helper.make_node("Gather", ["W", "ids"], ["y"], axis=axis, name="embed")],
          [vi("ids", idx_type, list(idx_shape))], [vi("y", TensorProto.FLOAT, out_shape)], [w])
@@ -55,7 +64,7 @@ gather_model("embedding", (50, 8), (2, 3), TensorProto.INT64, 0)
 idx("embedding_ids.pb", [[1, 49, 7], [0, 0, 23]])
 idx("embedding_neg.pb", [[-1, -50, 3], [4, -7, 0]])
 idx("embedding_oob.pb", [[1, 50, 7], [0, 0, 23]])
-gather_model("wide", (40, 512), (1, 160), TensorProto.INT64, 0)
+gather_model("wide", (40, 512), (1, 160), TensorProto.INT64, 0, fork())
 idx("wide_ids.pb", [[(i * 7) % 40 - (20 if i % 3 == 0 else 0) for i in range(160)]])
 idx("wide_oob.pb", [[40 if i == 101 else i % 40 for i in range(160)]])
 gather_model("axis1", (4, 6, 5), (2, 2), TensorProto.INT64, 1)

@@ -61,8 +61,19 @@ rng = np.random.default_rng(11)
 os.makedirs(HERE, exist_ok=True)
 
 
-def w(name, shape, scale=0.1):
-    return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+def w(name, shape, scale=0.1, gen=None):
+    return numpy_helper.from_array(((gen or rng).standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def fork():
+    """A generator at rng's state that leaves rng where it is. Weights added
+    to a model after the models below it were committed come from one (or
+    from a generator of their own), so those models keep their weights:
+    tests/models/check_generated.sh fails when a committed file is not what
+    this script writes."""
+    g = np.random.default_rng()
+    g.bit_generator.state = rng.bit_generator.state
+    return g
 
 
 def i64(name, vals):
@@ -220,8 +231,12 @@ save("convs", [
 # stride 2 (im2col, 40-wide output rows: the positions one axis, 120
 # columns); u[1, 8, 4, 128] through a padded 3x3 stride 2 (im2col, 64-wide
 # output rows: on AVX-512 the copy stores the columns by blocks of 32);
-# their weights from generators of their own, so the models after this
-# one keep theirs
+# the weights from p1w on from a fork of the stream or generators of their
+# own, so the models after this one keep theirs
+cw_inits = [w("g1w", (16, 8, 3, 3), 0.3), w("g1b", (16,)), w("s2w", (12, 16, 3, 3), 0.2), w("s2b", (12,)),
+            w("u3w", (8, 12, 3, 3), 0.2), w("d1w", (24, 8, 3), 0.3), w("d1b", (24,)),
+            w("q1w", (20, 16, 3, 3), 0.2), w("q1b", (20,))]
+pg = fork()
 save("convs_window", [
     helper.make_node("Conv", ["x", "g1w", "g1b"], ["g1"], pads=[1, 1, 1, 1], group=2),
     helper.make_node("Relu", ["g1"], ["r1"]),
@@ -244,9 +259,7 @@ save("convs_window", [
     vi("r", F, [1, 8, 80, 80]), vi("v", F, [1, 8, 6, 80]), vi("u", F, [1, 8, 4, 128])],
     [vi("y", F, [1, 8, 2, 36]), vi("yz", F, [1, 24, 50]), vi("yq", F, [1, 20, 3, 75]), vi("yp", F, [1, 24, 5, 36]),
      vi("yr", F, [1, 16, 80, 80]), vi("yv", F, [1, 16, 3, 40]), vi("yu", F, [1, 16, 2, 64])],
-    [w("g1w", (16, 8, 3, 3), 0.3), w("g1b", (16,)), w("s2w", (12, 16, 3, 3), 0.2), w("s2b", (12,)),
-     w("u3w", (8, 12, 3, 3), 0.2), w("d1w", (24, 8, 3), 0.3), w("d1b", (24,)), w("q1w", (20, 16, 3, 3), 0.2),
-     w("q1b", (20,)), w("p1w", (24, 16, 3, 3), 0.2), w("p1b", (24,)),
+    cw_inits + [w("p1w", (24, 16, 3, 3), 0.2, pg), w("p1b", (24,), gen=pg),
      numpy_helper.from_array((np.random.default_rng(12).standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32), "r1w"),
      numpy_helper.from_array((np.random.default_rng(13).standard_normal(16) * 0.1).astype(np.float32), "r1b"),
      numpy_helper.from_array((np.random.default_rng(14).standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32), "v1w"),
