@@ -5,10 +5,19 @@
  * thread of the team, and with the other core busy a descheduled worker made
  * a region take milliseconds (llama-small S = 32 at 2 threads: 36-472 ms
  * against 15-26 at 1). Here the work of a loop is cut into chunks that are
- * claimed one at a time from one atomic word (generation << 32 | chunks not
- * yet claimed); the calling thread claims chunks too and waits only for
- * chunks a worker has already claimed. A worker that starts late finds none
- * left and goes back to waiting, so it never holds up the caller.
+ * claimed one at a time from one atomic word (generation << 32 | chunks
+ * claimed from the front << 16 | chunks not yet claimed); the calling thread
+ * claims chunks too and waits only for chunks a worker has already claimed.
+ * A worker that starts late finds none left and goes back to waiting, so it
+ * never holds up the caller.
+ *
+ * The caller claims from the front of the loop, the workers from the back:
+ * each thread then runs about the same part of every loop, so a kernel
+ * reads mostly what the same core wrote in the kernel before. Where the two
+ * cores do not share a cache, data the other core wrote is a slow transfer:
+ * on Zen 5 (EPYC family 26 model 2, 2 vCPUs) a 6.5 MB copy ran 97 GB/s on
+ * one core, 191 on two keeping their halves, and 63 on two swapping halves
+ * every pass (docs/DESIGN.md, "The thread pool").
  *
  * The job (function, context, sizes) is written by the caller while nothing
  * is claimable and read by a worker only after it has claimed a chunk (its
@@ -58,7 +67,7 @@ const char cg_pool_src[] =
     "#define O2C_POOL_SPIN 4096\n"
     "#endif\n"
     "static struct {\n"
-    "  _Atomic uint64_t word; /* generation << 32 | chunks not yet claimed */\n"
+    "  _Atomic uint64_t word; /* generation << 32 | claimed from the front << 16 | left */\n"
     "  _Atomic int64_t done;  /* chunks of the job finished */\n"
     "  _Atomic int err, sleepers;\n"
     "  atomic_flag busy;\n"
@@ -77,15 +86,21 @@ const char cg_pool_src[] =
     "} o2c_pool = {.busy = ATOMIC_FLAG_INIT, .mu = PTHREAD_MUTEX_INITIALIZER,\n"
     "              .cv = PTHREAD_COND_INITIALIZER, .once = PTHREAD_ONCE_INIT};\n"
     "\n"
-    "/* Claims and runs chunks of the current job until none is left; how many. */\n"
-    "static int64_t o2c_pool_work(void) {\n"
+    "/* Claims and runs chunks of the current job until none is left; how many.\n"
+    " * The caller takes the first chunk left, a worker (`back`) the last one:\n"
+    " * each thread keeps about the same part of every loop, so a kernel reads\n"
+    " * what its own core wrote before (on two cores without a shared cache,\n"
+    " * the other core's data costs a slow transfer). */\n"
+    "static int64_t o2c_pool_work(int back) {\n"
     "  int64_t ran = 0;\n"
     "  uint64_t w = atomic_load_explicit(&o2c_pool.word, memory_order_acquire);\n"
-    "  while ((uint32_t)w) {\n"
-    "    if (!atomic_compare_exchange_weak_explicit(&o2c_pool.word, &w, w - 1, memory_order_acquire,\n"
+    "  while ((uint16_t)w) {\n"
+    "    uint64_t next = back ? w - 1 : w - 1 + (1u << 16);\n"
+    "    if (!atomic_compare_exchange_weak_explicit(&o2c_pool.word, &w, next, memory_order_acquire,\n"
     "                                               memory_order_acquire))\n"
     "      continue;\n"
-    "    int64_t n = o2c_pool.nchunks, c = n - (int64_t)(uint32_t)w;\n"
+    "    int64_t front = (int64_t)((uint32_t)w >> 16), left = (int64_t)(uint16_t)w;\n"
+    "    int64_t n = o2c_pool.nchunks, c = back ? front + left - 1 : front;\n"
     "    int64_t q = o2c_pool.iters / n, r = o2c_pool.iters % n, lo = c * q + (c < r ? c : r);\n"
     "    if (o2c_pool.fn(o2c_pool.ctx, lo, lo + q + (c < r)))\n"
     "      atomic_fetch_or_explicit(&o2c_pool.err, 1, memory_order_relaxed);\n"
@@ -118,7 +133,7 @@ const char cg_pool_src[] =
     "      spin = 0;\n"
     "    }\n"
     "    seen = (uint32_t)(w >> 32);\n"
-    "    (void)o2c_pool_work();\n"
+    "    (void)o2c_pool_work(1);\n"
     "  }\n"
     "  return NULL;\n"
     "}\n"
@@ -155,7 +170,7 @@ const char cg_pool_src[] =
     "    pthread_cond_broadcast(&o2c_pool.cv);\n"
     "    pthread_mutex_unlock(&o2c_pool.mu);\n"
     "  }\n"
-    "  *mine = o2c_pool_work();\n"
+    "  *mine = o2c_pool_work(0);\n"
     "  double t = 0;\n"
     "  for (long spin = 0; atomic_load_explicit(&o2c_pool.done, memory_order_acquire) < nchunks; spin++) {\n"
     "    if (!spin) t = o2c_pool_now();\n"
@@ -260,7 +275,7 @@ const char cg_pool_src[] =
     " * pool is held. */\n"
     "static int o2c_pool_run(o2c_task fn, void *ctx, int64_t iters, int64_t nchunks, o2c_site *site) {\n"
     "  if (nchunks > iters) nchunks = iters;\n"
-    "  if (nchunks > 0x7fffffff) nchunks = 0x7fffffff;\n"
+    "  if (nchunks > 0xffff) nchunks = 0xffff; /* the word's 16-bit counts */\n"
     "  if (nchunks < 2 || atomic_flag_test_and_set_explicit(&o2c_pool.busy, memory_order_acquire))\n"
     "    return iters > 0 ? fn(ctx, 0, iters) : 0;\n"
     "  double t0 = O2C_POOL_ADAPT ? o2c_pool_now() : 0, wait = 0;\n"
