@@ -50,7 +50,16 @@
   convt_head.onnx     a DBNet-like probability head: ConvTranspose 2x2/2
                       with a bias, BatchNormalization, Relu, ConvTranspose
                       2x2/2 with a bias, Sigmoid as the output (the ops
-                      after each shuffle move in front of it, ir/sink.c)"""
+                      after each shuffle move in front of it, ir/sink.c)
+  convs_pads.onnx     convolutions with asymmetric pads: wide 3x3s padded
+                      left 2 right 1 (rows share their padding), right
+                      past left, top past bottom and bottom past top,
+                      dilated 2 left 3 right 1; stride 2 (im2col, 64-wide
+                      rows in blocks of 32, a stem over RGB by stride
+                      phases, SAME_UPPER and SAME_LOWER); stride (2, 1)
+                      rows; depthwise (3x3 at strides 1 and 2, 5x5/2);
+                      a short map (bands, output channels as the columns);
+                      1-D"""
 import os
 import numpy as np
 import onnx
@@ -359,6 +368,64 @@ save("convs_cols", [
      w("k3w", (64, 64, 3, 3), 0.1), numpy_helper.from_array(np.array(0, np.float32), "lo"),
      numpy_helper.from_array(np.array(6, np.float32), "hi"), w("k4w", (32, 64, 3, 3), 0.1), w("k4b", (32,)),
      i64("hshape", [1, 64, 40]), w("fcw", (64, 10), 0.2)])
+
+# asymmetric pads ([top, left, bottom, right]) through every conv form:
+# x[1, 16, 16, 30] through a chain of wide 3x3s (14 rows or more: not the
+# short-map forms) padded [1, 2, 1, 1] (left past right: the rows share
+# their padding, one wrapped column), [0, 2, 0, 1] (the same, no padded
+# row: the zero row below), [1, 1, 1, 2], [2, 2, 0, 0], [0, 1, 2, 0], a
+# dilated 3x3 padded [2, 3, 2, 1], 3x3/2 padded [0, 0, 1, 1] (im2col) and
+# SAME_LOWER (top and left 1); u[1, 16, 6, 64] stride (2, 1) padded [1, 2,
+# 1, 1]; v[1, 8, 6, 128] 3x3/2 padded [0, 0, 1, 1] (64-wide output rows);
+# rgb[1, 3, 20, 70] a 3x3/2 stem SAME_UPPER (bottom and right 1);
+# d[1, 12, 14, 15] depthwise 3x3 [1, 2, 1, 0], 3x3/2 [0, 0, 1, 1], 5x5/2
+# [2, 1, 1, 3]; p[1, 16, 4, 36] 3x3s padded [2, 2, 1, 1] (5 rows: bands)
+# and [1, 0, 1, 2] to 32 channels (the columns); z[1, 8, 50] padded [2, 0].
+# Weights from a generator of their own.
+pr = np.random.default_rng(21)
+
+
+def wp(name, shape, scale=0.2):
+    return numpy_helper.from_array((pr.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+save("convs_pads", [
+    helper.make_node("Conv", ["x", "a1w", "a1b"], ["a1"], pads=[1, 2, 1, 1]),
+    helper.make_node("Relu", ["a1"], ["r1"]),
+    helper.make_node("Conv", ["r1", "a2w"], ["a2"], pads=[0, 2, 0, 1]),
+    helper.make_node("Relu", ["a2"], ["r2"]),
+    helper.make_node("Conv", ["r2", "a3w"], ["a3"], pads=[1, 1, 1, 2]),
+    helper.make_node("Relu", ["a3"], ["r3"]),
+    helper.make_node("Conv", ["r3", "a4w", "a4b"], ["a4"], pads=[2, 2, 0, 0]),
+    helper.make_node("Relu", ["a4"], ["r4"]),
+    helper.make_node("Conv", ["r4", "a6w", "a6b"], ["a6"], pads=[0, 1, 2, 0]),
+    helper.make_node("Relu", ["a6"], ["y1"]),
+    helper.make_node("Conv", ["x", "a5w"], ["y2"], pads=[2, 3, 2, 1], dilations=[2, 2]),
+    helper.make_node("Conv", ["x", "b1w", "b1b"], ["y3"], pads=[0, 0, 1, 1], strides=[2, 2]),
+    helper.make_node("Conv", ["x", "b2w"], ["y4"], auto_pad="SAME_LOWER", strides=[2, 2]),
+    helper.make_node("Conv", ["u", "b3w", "b3b"], ["yu"], pads=[1, 2, 1, 1], strides=[2, 1]),
+    helper.make_node("Conv", ["v", "b4w"], ["yv"], pads=[0, 0, 1, 1], strides=[2, 2]),
+    helper.make_node("Conv", ["rgb", "s1w", "s1b"], ["yrgb"], auto_pad="SAME_UPPER", strides=[2, 2]),
+    helper.make_node("Conv", ["d", "e1w", "e1b"], ["yd1"], pads=[1, 2, 1, 0], group=12),
+    helper.make_node("Conv", ["d", "e2w"], ["yd2"], pads=[0, 0, 1, 1], strides=[2, 2], group=12),
+    helper.make_node("Conv", ["d", "e3w", "e3b"], ["yd3"], pads=[2, 1, 1, 3], strides=[2, 2], group=12),
+    helper.make_node("Conv", ["p", "c1w", "c1b"], ["yp"], pads=[2, 2, 1, 1]),
+    helper.make_node("Conv", ["p", "c2w"], ["yc"], pads=[1, 0, 1, 2]),
+    helper.make_node("Conv", ["z", "z1w", "z1b"], ["yz"], pads=[2, 0]),
+], [vi("x", F, [1, 16, 16, 30]), vi("u", F, [1, 16, 6, 64]), vi("v", F, [1, 8, 6, 128]), vi("rgb", F, [1, 3, 20, 70]),
+    vi("d", F, [1, 12, 14, 15]), vi("p", F, [1, 16, 4, 36]), vi("z", F, [1, 8, 50])],
+    [vi("y1", F, [1, 24, 14, 32]), vi("y2", F, [1, 24, 16, 30]), vi("y3", F, [1, 24, 8, 15]),
+     vi("y4", F, [1, 24, 8, 15]), vi("yu", F, [1, 24, 3, 65]), vi("yv", F, [1, 16, 3, 64]),
+     vi("yrgb", F, [1, 8, 10, 35]), vi("yd1", F, [1, 12, 14, 15]), vi("yd2", F, [1, 12, 7, 7]),
+     vi("yd3", F, [1, 12, 7, 8]), vi("yp", F, [1, 24, 5, 37]), vi("yc", F, [1, 32, 4, 36]),
+     vi("yz", F, [1, 24, 50])],
+    [wp("a1w", (24, 16, 3, 3)), wp("a1b", (24,)), wp("a2w", (24, 24, 3, 3)), wp("a3w", (16, 24, 3, 3)),
+     wp("a4w", (24, 16, 3, 3)), wp("a4b", (24,)), wp("a6w", (24, 24, 3, 3)), wp("a6b", (24,)), wp("a5w", (24, 16, 3, 3)),
+     wp("b1w", (24, 16, 3, 3)), wp("b1b", (24,)), wp("b2w", (24, 16, 3, 3)), wp("b3w", (24, 16, 3, 3)),
+     wp("b3b", (24,)), wp("b4w", (16, 8, 3, 3)), wp("s1w", (8, 3, 3, 3), 0.3), wp("s1b", (8,)),
+     wp("e1w", (12, 1, 3, 3), 0.3), wp("e1b", (12,)), wp("e2w", (12, 1, 3, 3), 0.3),
+     wp("e3w", (12, 1, 5, 5), 0.3), wp("e3b", (12,)), wp("c1w", (24, 16, 3, 3)), wp("c1b", (24,)),
+     wp("c2w", (32, 16, 3, 3)), wp("z1w", (24, 8, 3), 0.3), wp("z1b", (24,))])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
