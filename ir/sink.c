@@ -108,34 +108,37 @@ bool ir_view_compose(const ir_view *u, const ir_shape *es, const ir_view *v, ir_
   return true;
 }
 
-/* A reduction, or an element-wise op over one (sunk here before). */
-static bool from_reduce(const ir_graph *g, ir_ref r, int depth) {
+/* A reduction over at least `min_axes` axes, or an element-wise op over one
+ * (sunk here before), also read through views when `views`; at most 9 ops
+ * or views above it. */
+static bool over_sum(const ir_graph *g, ir_ref r, int min_axes, bool views, int depth) {
   const ir_node *n = &g->nodes[r];
-  if (n->reduce) return true;
-  if (!ir_sinkable_op(g, n) || depth > 8) return false;
+  if (n->reduce) {
+    const ir_shape *s = &g->nodes[n->src[0]].shape;
+    int axes = 0;
+    for (int k = 0; k < n->shape.rank && k < s->rank; k++) axes += s->d[k] != n->shape.d[k];
+    return axes >= min_axes;
+  }
+  if (depth > 8) return false;
+  if (views && n->op == IR_VIEW) return !n->view.gather && over_sum(g, n->src[0], min_axes, views, depth + 1);
+  if (!ir_sinkable_op(g, n)) return false;
   for (int i = 0; i < n->nsrc; i++)
-    if (ir_shape_eq(&g->nodes[n->src[i]].shape, &n->shape) && from_reduce(g, n->src[i], depth + 1)) return true;
+    if (ir_shape_eq(&g->nodes[n->src[i]].shape, &n->shape) && over_sum(g, n->src[i], min_axes, views, depth + 1))
+      return true;
   return false;
+}
+
+/* A reduction, or an element-wise op over one. */
+static bool from_reduce(const ir_graph *g, ir_ref r) {
+  return over_sum(g, r, 0, false, 0);
 }
 
 /* A convolution's windowed sum (a reduction over several axes), or an
  * element-wise op over one, read through views (a band's reshape, its
  * padded slot in a Concat): the output-channels-as-columns form
  * (importer/op_conv.c) stores it channels innermost, read transposed. */
-static bool conv_sum(const ir_graph *g, ir_ref r, int depth) {
-  const ir_node *n = &g->nodes[r];
-  if (depth > 8) return false;
-  if (n->reduce) {
-    const ir_shape *s = &g->nodes[n->src[0]].shape;
-    int axes = 0;
-    for (int k = 0; k < n->shape.rank && k < s->rank; k++) axes += s->d[k] != n->shape.d[k];
-    return axes >= 2;
-  }
-  if (n->op == IR_VIEW) return !n->view.gather && conv_sum(g, n->src[0], depth + 1);
-  if (!ir_sinkable_op(g, n)) return false;
-  for (int i = 0; i < n->nsrc; i++)
-    if (ir_shape_eq(&g->nodes[n->src[i]].shape, &n->shape) && conv_sum(g, n->src[i], depth + 1)) return true;
-  return false;
+static bool conv_sum(const ir_graph *g, ir_ref r) {
+  return over_sum(g, r, 2, true, 0);
 }
 
 /* Does the unmasked view `v` over a contiguous value of shape `src` read
@@ -166,7 +169,7 @@ static ir_ref shuffled(const ir_graph *g, ir_ref u, int *axis) {
   if (!plain_view(vn) || !ir_shape_eq(&vn->shape, &mn->shape)) return IR_NONE;
   ir_ref r = vn->src[0];
   const ir_shape *rs = &g->nodes[r].shape;
-  if (!permutes(&vn->view, rs) || !from_reduce(g, r, 0) || ir_uses_of(g, un->src[0]) != 1 || ir_uses_of(g, u) != 1)
+  if (!permutes(&vn->view, rs) || !from_reduce(g, r) || ir_uses_of(g, un->src[0]) != 1 || ir_uses_of(g, u) != 1)
     return IR_NONE;
   int ua[IR_MAX_RANK], va[IR_MAX_RANK];
   identity_axes(&un->view, &mn->shape, ua);
@@ -230,7 +233,7 @@ static bool sink_one(ir_graph *g, ir_ref e) {
   ir_ref vref = IR_NONE;
   for (int i = 0; i < n->nsrc; i++) {
     const ir_node *s = &g->nodes[n->src[i]];
-    if (!plain_view(s) || s->view.offset != 0 || !(from_reduce(g, s->src[0], 0) || conv_sum(g, s->src[0], 0)))
+    if (!plain_view(s) || s->view.offset != 0 || !(from_reduce(g, s->src[0]) || conv_sum(g, s->src[0])))
       continue;
     if (vref != IR_NONE && vref != n->src[i]) return false;
     vref = n->src[i];
@@ -242,11 +245,11 @@ static bool sink_one(ir_graph *g, ir_ref e) {
   /* only where the view drops columns (a window): a plain reshape would
    * move epilogues of matmuls that fuse as they are */
   bool drops = ir_shape_is_static(&rs) && ir_shape_numel(&rs) > ir_shape_numel(&n->shape) &&
-               ir_shape_numel(&rs) / 2 <= ir_shape_numel(&n->shape) && from_reduce(g, r, 0);
+               ir_shape_numel(&rs) / 2 <= ir_shape_numel(&n->shape) && from_reduce(g, r);
   /* or a convolution's sum stored channels innermost, read transposed:
    * the op then runs in the sum's order, not as a transposing pass */
   bool transposes = false;
-  if (!drops && ir_shape_is_static(&rs) && permutes(&v, &rs) && conv_sum(g, r, 0)) {
+  if (!drops && ir_shape_is_static(&rs) && permutes(&v, &rs) && conv_sum(g, r)) {
     ir_view flat = ir_view_contiguous(&v.shape);
     for (int k = 0; k < v.shape.rank; k++) transposes |= v.shape.d[k] > 1 && v.stride[k] != flat.stride[k];
   }
