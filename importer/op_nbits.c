@@ -99,21 +99,21 @@ static int64_t panel_columns(const imp_node *n) {
 /* Constant B, scales and zero points: the codes stay packed, `per` =
  * 32/bits of them in a 32-bit word, in panels [k_blocks][ceil(N/P)][h][P]
  * with h = block/per and P = min(N, panel_columns): word (b, pn, j, c) holds the
- * codes j, j + h, .. of block b of column pn·P + c, low bits first (the
- * kernel runs the blocks outside the panels). A decode step streams the
- * codes once, in order, half a byte per
- * 4-bit weight, and the kernel unpacks a word per lane with a shift and a
- * mask per code: no widening of bytes (which gcc does through 16-bit
- * steps). Scales and given zero points (negated: added) are panels
- * [kb][ceil(N/P)][P] too; columns past N have scale 0.
+ * codes j, j + h, .. of block b of column pn·P + c, low bits first. One
+ * row (decode) takes them as [ceil(N/P)][k_blocks][h][P]: its kernel runs
+ * the panels outside the blocks and streams each panel's codes in order.
+ * A decode step streams the codes once, half a byte per 4-bit weight, and
+ * the kernel unpacks a word per lane with a mask per code: no widening of
+ * bytes (which gcc does through 16-bit steps). Scales and given zero
+ * points (negated: added) are panels in the same order, [kb][np][P] or
+ * [np][kb][P]; columns past N have scale 0.
  *
- * The scale and the zero point are applied once per block, not per weight:
- * Σ_j A_j (q_j − zp) s = s (Σ_j A_j q_j − zp Σ_j A_j), Σ_j A_j one sum per
- * row and block, shared by all columns. The scaled per-block sums [..,
- * kb, np, 1, P] (a 32nd of the weights' count for blocks of 32) are a
- * buffer, summed over the blocks by the next kernel. onnxruntime dequantizes each weight
- * before its product; the two differ in rounding only (the order of the
- * sums and where the scale multiplies). */
+ * One row: the scale and the zero point are applied once per word (per
+ * codes of one 32-bit word), not per weight: Σ_j A_j (q_j − zp) s =
+ * s (Σ_j A_j q_j − zp Σ_j A_j), Σ_j A_j one sum per word of A, shared by
+ * all columns. onnxruntime dequantizes each weight before its product;
+ * the two differ in rounding only (the order of the sums and where the
+ * scale multiplies). */
 static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int64_t K, int64_t N, int bits,
                       int64_t bs) {
   ir_graph *g = n->g;
@@ -133,42 +133,47 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
     free(codes), free(zf), free(sf);
     return imp_fail(n, "out of memory for the repacked weight (%lld words)", (long long)ncode), IR_NONE;
   }
+  /* one row (decode): the panels outside the blocks, [np][kb][..][P]
+   * (below); more rows: [kb][np][..][P] */
+  bool one_row = true;
+  ir_shape as = *imp_shape(n, a);
+  int r = as.rank;
+  for (int i = 0; i < r - 1; i++) one_row = one_row && as.d[i] == 1;
   for (int64_t c = 0; c < N; c++)
     for (int64_t bl = 0; bl < kb; bl++) {
-      int64_t pan = (bl * np + c / P) * P + c % P; /* (block, panel, column) */
+      int64_t bp = one_row ? c / P * kb + bl : bl * np + c / P; /* (block, panel) in their order */
+      int64_t pan = bp * P + c % P;
       sf[pan] = S[c * kb + bl];
       zf[pan] = -zero_at(zn, c, bl, kb, bits);
       const uint8_t *blk = B + (c * kb + bl) * (bs / pb8);
-      uint32_t *out = codes + (bl * np + c / P) * h * P + c % P;
+      uint32_t *out = codes + bp * h * P + c % P;
       for (int64_t j = 0; j < bs; j++) {
         uint32_t q = (uint32_t)(blk[j / pb8] >> (j % pb8 * bits)) & (uint32_t)mask;
         out[j % h * P] |= q << (j / h * bits);
       }
     }
-  ir_ref cw = ir_const_take(g, "nbits_codes", IR_U32, (ir_shape){.rank = 4, .d = {kb, np, h, P}}, codes);
+  int64_t d0 = one_row ? np : kb, d1 = one_row ? kb : np;
+  ir_ref cw = ir_const_take(g, "nbits_codes", IR_U32, (ir_shape){.rank = 4, .d = {d0, d1, h, P}}, codes);
   /* without zero points, the default one is a constant: no stream of it */
-  ir_ref zw = zn ? ir_const_take(g, "nbits_minus_zero_points", IR_F32, (ir_shape){.rank = 4, .d = {kb, np, 1, P}}, zf)
+  ir_ref zw = zn ? ir_const_take(g, "nbits_minus_zero_points", IR_F32, (ir_shape){.rank = 4, .d = {d0, d1, 1, P}}, zf)
                  : (free(zf), ir_scalar(g, IR_F32, -(double)(1 << (bits - 1))));
-  ir_ref sw = ir_const_take(g, "nbits_scales", IR_F32, (ir_shape){.rank = 4, .d = {kb, np, 1, P}}, sf);
-  /* A [.., K] -> [.., kb, 1, per, h] (zeros past K) -> [.., kb, 1, h, per]:
-   * the slice p of the last axis multiplies the codes in bits p·bits.. */
-  ir_shape as = *imp_shape(n, a);
-  int r = as.rank;
+  ir_ref sw = ir_const_take(g, "nbits_scales", IR_F32, (ir_shape){.rank = 4, .d = {d0, d1, 1, P}}, sf);
+  /* A [.., K] -> [.., kb, 1, per, h] (one row: [.., 1, kb, per, h]; zeros
+   * past K) -> [.., kb, 1, h, per]: the slice p of the last axis
+   * multiplies the codes in bits p·bits.. */
   int64_t pb[IR_MAX_RANK] = {0}, pe[IR_MAX_RANK] = {0};
   pe[r - 1] = kb * bs - K;
   ir_ref ap = pe[r - 1] ? ir_view_pad(g, a, pb, pe, 0.0) : a;
   ir_shape s5 = as;
-  s5.d[r - 1] = kb, s5.d[r] = 1, s5.d[r + 1] = per, s5.d[r + 2] = h, s5.rank = r + 3;
+  s5.d[r - 1] = one_row ? 1 : kb, s5.d[r] = one_row ? kb : 1, s5.d[r + 1] = per, s5.d[r + 2] = h, s5.rank = r + 3;
   int perm[IR_MAX_RANK];
   for (int i = 0; i < r + 3; i++) perm[i] = i;
   perm[r + 1] = r + 2, perm[r + 2] = r + 1;
   ir_ref a5 = ir_view_permute(g, ir_view_reshape(g, ap, s5), perm);
-  /* One row (decode): the scale once per block (above). More rows
+  /* One row (decode): the scale once per word (above). More rows
    * (prefill): the fuser dequantizes each weight into a float buffer once
    * per call, read by every row block; per-block sums would be a buffer
    * of rows × N × kb floats (base LLaMA, S = 128: 1.0 s against 0.33) */
-  bool one_row = true;
-  for (int i = 0; i < r - 1; i++) one_row = one_row && as.d[i] == 1;
   /* One row: code p (but the last, whose bit 31 would be a sign) is left
    * in place, q·2^(p·bits) (< 2^31: exact as int32 and as float), and
    * multiplies A·2^-(p·bits) (A is one row: scaled once per call, one
@@ -198,22 +203,32 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
     if (!one_row) q = ir_binary(g, IR_MUL, ir_binary(g, IR_ADD, q, zw), sw); /* dequantized as onnxruntime does */
     t[p] = ir_binary(g, IR_MUL, ax, q); /* [.., kb, np, h, P] */
   }
-  /* summed in order: one FMA a code (gcc: 32 vector operations per 128
-   * weights with one row; a tree of sums 35) */
-  ir_ref prod = t[0];
-  for (int p = 1; p < per; p++) prod = ir_binary(g, IR_ADD, prod, t[p]);
-  if (!one_row) return finish(g, ir_move(g, ir_sum(g, prod, 5u << (r - 1), true)), as, N, np * P);
-  ir_ref sx = ir_sum(g, a5, 3u << (r + 1), true); /* [.., kb, 1, 1, 1] */
-  ir_ref blk = ir_sum(g, prod, 1u << (r + 1), true);
-  /* scaled where the sums are made (a MOVE: the blocks' kernel, which
-   * reads the scales in the order it reads the codes), not by the sum over
-   * the blocks, which runs the panels outside the blocks */
-  blk = ir_move(g, ir_binary(g, IR_MUL, ir_binary(g, IR_ADD, blk, ir_binary(g, IR_MUL, sx, zw)), sw));
-  /* [.., 1, np, 1, P], written by the sum's own kernel: its panel axes
+  if (!one_row) {
+    /* summed in order: one FMA a code */
+    ir_ref prod = t[0];
+    for (int p = 1; p < per; p++) prod = ir_binary(g, IR_ADD, prod, t[p]);
+    return finish(g, ir_move(g, ir_sum(g, prod, 5u << (r - 1), true)), as, N, np * P);
+  }
+  /* One row: the word's codes summed in order after its share of the zero
+   * point, −zp · Σ_p A_p (Σ_p A_p per word, [.., 1, kb, h, 1], a kernel of
+   * its own), then scaled: one more FMA per word of 8 codes, so the sum
+   * over the blocks and the words is one register block (two reduced
+   * axes) over the panels, which stream their codes and scales in order
+   * ([np][kb][..]). Before, a kernel stored the scaled per-block sums
+   * [kb, N] (a 32nd of the weights' count for blocks of 32: the LM head's
+   * 8.2 MB left the caches) and another summed them over the blocks. */
+  ir_ref sxw = ir_sum(g, a5, 1u << (r + 2), true);
+  /* the default zero point multiplies in that kernel; given ones per column in the sum */
+  ir_ref prod = zn ? ir_binary(g, IR_MUL, ir_move(g, sxw), zw) : ir_move(g, ir_binary(g, IR_MUL, sxw, zw));
+  for (int p = 0; p < per / 2; p++) prod = ir_binary(g, IR_ADD, prod, t[p]);
+  ir_ref hi = t[per / 2];
+  for (int p = per / 2 + 1; p < per; p++) hi = ir_binary(g, IR_ADD, hi, t[p]);
+  ir_ref word = ir_binary(g, IR_ADD, ir_binary(g, IR_MUL, prod, sw), ir_binary(g, IR_MUL, hi, sw)); /* [.., np, kb, h, P] */
+  /* [.., np, 1, 1, P], written by the sum's own kernel: its panel axes
    * would map onto a consumer's head axes ([.., heads, head_dim]) and the
    * fuser would then try the sum as that kernel's stage, fail at RoPE's
    * shifted reads and store the whole product instead */
-  return finish(g, ir_move(g, ir_sum(g, blk, 1u << (r - 1), true)), as, N, np * P);
+  return finish(g, ir_move(g, ir_sum(g, word, 3u << r, true)), as, N, np * P);
 }
 
 static int lower_matmul_nbits(imp_node *n) {
