@@ -10,7 +10,14 @@
 // Both sides are timed in-process: the harness around NAME_run with
 // clock_gettime, onnxruntime here around session.run with process.hrtime.
 // Per round: `batch` runs of ours, pause gapms, `batch` runs of ORT, pause.
-// (The pause lets the other side's spinning worker threads go idle.)
+// After each pause the driver also waits (at most QUIET_MAX_MS) until no
+// thread of either process but this one's main thread is runnable:
+// onnxruntime's intra-op workers spin on a core for 20-35 ms after a run
+// (allow_spinning, its default), longer than the pause under load, and a
+// batch of ours started beside that spinner measured a core shared with
+// onnxruntime, not what a user of either sees. (A spinner is runnable even
+// while other load keeps it off the CPU, so the test does not depend on
+// the load; without /proc there is no wait.)
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -21,6 +28,29 @@ const ort = require(path.join(ORT_DIR, 'onnxruntime-node'));
 const CTORS = { float32: Float32Array, int64: BigInt64Array, int32: Int32Array, float64: Float64Array,
   uint8: Uint8Array, int8: Int8Array, bool: Uint8Array };
 
+const QUIET_MAX_MS = 500;
+// Is a thread of `pids` other than this process's main thread runnable
+// (state R in /proc)? null without /proc.
+function busy(pids) {
+  for (const pid of pids) {
+    let tasks;
+    try { tasks = fs.readdirSync(`/proc/${pid}/task`); } catch (e) { return null; }
+    for (const t of tasks) {
+      if (pid === process.pid && Number(t) === pid) continue;
+      try {
+        const st = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+        if (st[st.lastIndexOf(')') + 2] === 'R') return true;
+      } catch (e) { /* exited */ }
+    }
+  }
+  return false;
+}
+// Waits until no thread of `pids` but this one is runnable; ms waited.
+async function quiet(pids) {
+  const t0 = Date.now();
+  while (busy(pids) && Date.now() - t0 < QUIET_MAX_MS) await sleep(1);
+  return Date.now() - t0;
+}
 function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
 function median(a) { const s = [...a].sort((x, y) => x - y); const n = s.length; return n % 2 ? s[(n - 1) >> 1] : (s[n / 2 - 1] + s[n / 2]) / 2; }
 
@@ -76,14 +106,17 @@ async function main() {
   if (r !== 'ok') throw new Error(`harness: ${r}`);
   let results;
   for (let i = 0; i < spec.warmup; i++) results = await session.run(feeds);
-  const ours = [], theirs = [];
+  const ours = [], theirs = [], waits = [];
+  const pids = [process.pid, child.p.pid];
   const rounds = Math.ceil(spec.runs / spec.batch);
   for (let k = 0; k < rounds; k++) {
     await sleep(gap);
+    waits.push(await quiet(pids));
     r = await child.cmd(`time ${spec.batch}`);
     if (!r.startsWith('times')) throw new Error(`harness: ${r}`);
     ours.push(...r.split(/\s+/).slice(1).map(Number));
     await sleep(gap);
+    waits.push(await quiet(pids));
     for (let i = 0; i < spec.batch; i++) {
       const t0 = process.hrtime.bigint();
       results = await session.run(feeds);
@@ -110,7 +143,7 @@ async function main() {
   await session.release();
   process.stdout.write(JSON.stringify({ ours_ms: median(ours), ort_ms: median(theirs),
     ours_min_ms: Math.min(...ours), ort_min_ms: Math.min(...theirs), maxdiff,
-    ours_runs: ours.length, ort_runs: theirs.length }) + '\n');
+    ours_runs: ours.length, ort_runs: theirs.length, quiet_max_ms: Math.max(...waits) }) + '\n');
 }
 
 main().catch((e) => { process.stderr.write(`interleave: ${String(e && e.message || e)}\n`); process.exit(1); });
