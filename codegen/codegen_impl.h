@@ -19,6 +19,7 @@ typedef struct {
   bool simd; /* O2C_SIMD_SUM is used */
   bool nounroll; /* O2C_NOUNROLL is used */
   bool prefetch; /* O2C_PREFETCH is used */
+  bool prefetch_once; /* O2C_PREFETCH_ONCE is used */
   bool block;    /* O2C_BLOCK is used (a register-blocked kernel) */
   bool exp2;     /* o2c_exp2f is used */
   bool half;     /* float16/bfloat16 conversions are used */

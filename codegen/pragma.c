@@ -292,7 +292,8 @@ static bool is_reduced(const sched_kernel *k, int a) {
 
 /* At the top of a single row's k loop: the run of each weight read as it
  * lies (gemm.c: stream_read) `ahead` runs further on in memory is fetched
- * into cache now (the last runs of the buffer fetch its end). Other
+ * into cache now (the last runs of the buffer fetch its end), as data read
+ * once (O2C_PREFETCH_ONCE, program.c). Other
  * reduced axes count from 0; columns from the start of the register block. */
 void cg_prefetch_streams(cg_kernel *c, isl_ast_node *kloop) {
   const sched_kernel *k = c->k;
@@ -329,11 +330,11 @@ void cg_prefetch_streams(cg_kernel *c, isl_ast_node *kloop) {
     int64_t last = c->p->bufs[gm->stream_buf[i]].numel - co[gm->k], far = co[gm->k] * gm->stream_ahead[i];
     if (ok && !ir_dim_is_sym(last))
       cg_line(c->body, c->depth,
-              "for (int64_t pf = 0; pf < %lld; pf += 64) O2C_PREFETCH((const char *)&b%d[%s + %lld * %s + %lld < %lld ? %s + %lld * %s + %lld : %lld] + pf);",
+              "for (int64_t pf = 0; pf < %lld; pf += 64) O2C_PREFETCH_ONCE((const char *)&b%d[%s + %lld * %s + %lld < %lld ? %s + %lld * %s + %lld : %lld] + pf);",
               (long long)step, cg_kernel_arg(c, gm->stream_buf[i]), at.s, (long long)co[gm->k], kk, (long long)far,
               (long long)last, at.s, (long long)co[gm->k], kk, (long long)far, (long long)last);
     ok = ok && !ir_dim_is_sym(last);
-    c->out->prefetch |= ok;
+    c->out->prefetch_once |= ok;
     free(at.s);
   }
   for (int a = 0; a < IR_MAX_RANK; a++) free(idx[a].s);
