@@ -514,6 +514,24 @@ static void root_address(cg_kernel *c, cg_buf *addr, char *const *space_idx) {
   render_address(addr, 0, st, &root->shape, ridx);
 }
 
+/* Partial accumulator `j` of `stage` plus the products terms[t] for t =
+ * first, first + step, ... < end, added in turn: each addition in
+ * parentheses, or `bare` (one product alone: acc + p). */
+static void acc_update(cg_kernel *c, cg_buf *line, int stage, int j, ir_dtype dt, const ir_ref *terms, int first,
+                       int end, int step, bool bare, char *const *space_idx) {
+  acc_part(line, stage, j, c->acc_sub);
+  cg_printf(line, " = (%s)(", cg_ctype(dt));
+  for (int t = first; t < end && !bare; t += step) cg_printf(line, "(");
+  acc_part(line, stage, j, c->acc_sub);
+  for (int t = first; t < end; t += step) {
+    cg_buf e = {0};
+    render_value(c, &e, terms[t], space_idx, false);
+    cg_printf(line, " + %s%s", e.s, bare ? "" : ")");
+    free(e.s);
+  }
+  cg_printf(line, ");");
+}
+
 void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *space_idx) {
   const ir_node *root = ir_node_get(c->p->g, c->k->root);
   cg_buf v = {0}, line = {0};
@@ -555,25 +573,11 @@ void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *
     if (nt >= 2 && c->one_term && c->term < nt) {
       /* one product of the step (emit.c: print_terms), the same addition
        * in the same order as the whole sum below makes it */
-      render_value(c, &v, terms[c->term], space_idx, false);
-      acc_part(&line, stage, c->term % parts, c->acc_sub);
-      cg_printf(&line, " = (%s)(", cg_ctype(r->dtype));
-      acc_part(&line, stage, c->term % parts, c->acc_sub);
-      cg_printf(&line, " + %s);", v.s);
+      acc_update(c, &line, stage, c->term % parts, r->dtype, terms, c->term, c->term + 1, 1, true, space_idx);
     } else if (nt >= 2) {
       for (int j = 0; j < parts; j++) {
         if (j) cg_printf(&line, "\n%*s", 2 * (c->depth - 1), "");
-        acc_part(&line, stage, j, c->acc_sub);
-        cg_printf(&line, " = (%s)(", cg_ctype(r->dtype));
-        for (int t = j; t < nt; t += parts) cg_printf(&line, "(");
-        acc_part(&line, stage, j, c->acc_sub);
-        for (int t = j; t < nt; t += parts) {
-          cg_buf e = {0};
-          render_value(c, &e, terms[t], space_idx, false);
-          cg_printf(&line, " + %s)", e.s);
-          free(e.s);
-        }
-        cg_printf(&line, ");");
+        acc_update(c, &line, stage, j, r->dtype, terms, j, nt, parts, false, space_idx);
       }
     } else if (cg_is_float_max(c, stage)) {
       /* the plain max (a reduction compilers vectorise) and, apart, whether a
