@@ -175,7 +175,7 @@ static int wide_vectors(const sched_gemm *gm, const sched_target *t, int64_t M, 
      * vector, 2 vectors (CRNN's layers, 12 x 32 against 6 x 64, k TSC
      * cycles per call: 128 -> 256 at 3 x 80 1334 -> 1276, 256 -> 256's
      * bands 2464 -> 2247, the others within 1-2 %; Zen 5) */
-    if (gm->cols_outer && nv > 2) continue;
+    if (gm->cols_conv && nv > 2) continue;
     if (best_work < 0 || work < best_work ||
         (work == best_work && (nv + mr) * best * best_mr < (best + best_mr) * nv * mr))
       best = nv, best_work = work, best_mr = mr;
@@ -488,8 +488,19 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
    * outside the output rows too, so that it comes from memory once and
    * stays in L2 for every row, not once per output row (128 -> 256 at
    * stride (2, 1), 1.2 MB of weights over 1 MiB of L2) */
-  for (int i = 0; i < w.nreads && m >= 0 && k->nred > 1 && !gm->rows_outer; i++)
-    gm->cols_outer |= w.reads[i].coef[n] && p->bufs[w.reads[i].buf].kind == SCHED_BUF_WEIGHT;
+  int64_t conv_bytes = 0;
+  for (int i = 0; i < w.nreads && m >= 0 && k->nred > 1 && !gm->rows_outer; i++) {
+    const sched_buf *b = &p->bufs[w.reads[i].buf];
+    if (!w.reads[i].coef[n] || b->kind != SCHED_BUF_WEIGHT) continue;
+    gm->cols_conv = true;
+    conv_bytes += ir_dim_is_sym(b->numel) ? INT64_MAX / 4 : b->numel * (int64_t)ir_dtype_size(b->dtype);
+  }
+  /* a weight that fits in a quarter of L2 beside the rows' input stays there
+   * with the output rows outside: the outer loop, which the thread pool
+   * splits, is then the output rows (CRNN's 32 -> 64 at 12 x 80: 2 column
+   * panels of 32 channels had been its only chunks), and each core reads
+   * the rows the kernel before wrote on it */
+  gm->cols_outer = gm->cols_conv && (p->opt.target.l2 <= 0 || conv_bytes > p->opt.target.l2 / 4);
   bool narrow = false;
   for (int i = 0; i < w.nreads; i++)
     narrow |= w.reads[i].coef[n] && w.reads[i].coef[kk] && ir_dtype_size(p->bufs[w.reads[i].buf].dtype) == 1;

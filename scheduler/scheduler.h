@@ -97,7 +97,8 @@ typedef struct {
    * part<i>[mtiles][mr][nr] */
   int kc, mtiles;
   bool rows_outer; /* row blocks outside column panels: the rows are an unpacked weight */
-  bool cols_outer; /* column panels outside the other kept axes: the columns are a convolution's weight */
+  bool cols_conv;  /* the columns are a convolution's weight (2-vector blocks) */
+  bool cols_outer; /* column panels outside the other kept axes: such a weight larger than a quarter of L2 */
   int npacked;
   ir_ref packed_view[SCHED_MAX_PACKED]; /* views read from a packed copy ... */
   int packed_buf[SCHED_MAX_PACKED];     /* ... in this buffer */
