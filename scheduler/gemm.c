@@ -493,7 +493,8 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
     const sched_buf *b = &p->bufs[w.reads[i].buf];
     if (!w.reads[i].coef[n] || b->kind != SCHED_BUF_WEIGHT) continue;
     gm->cols_conv = true;
-    conv_bytes += ir_dim_is_sym(b->numel) ? INT64_MAX / 4 : b->numel * (int64_t)ir_dtype_size(b->dtype);
+    int64_t bytes = ir_dim_is_sym(b->numel) ? INT64_MAX / 2 : b->numel * (int64_t)ir_dtype_size(b->dtype);
+    conv_bytes = conv_bytes > INT64_MAX / 2 - bytes ? INT64_MAX / 2 : conv_bytes + bytes;
   }
   /* a weight that fits in a quarter of L2 beside the rows' input stays there
    * with the output rows outside: the outer loop, which the thread pool
