@@ -323,6 +323,31 @@ void cg_prefetch_streams(cg_kernel *c, isl_ast_node *kloop) {
       if (ok) cg_printf(&at, " + %lld * %s", (long long)(a == gm->n ? co[a] * gm->nr : co[a]), idx[a].s);
     }
     const char *kk = idx[gm->k].s;
+    if (gm->stream_spread && gm->kc && gm->m >= 0) {
+      /* the next slice of the panel (gemm.c: conv_slices), its lines shared
+       * by the row blocks: block t at step k fetches stream_spread lines
+       * from line ((k mod kc) x mtiles + t) x stream_spread of that slice;
+       * past the last slice of a panel is the next panel's first; clamped
+       * to the buffer */
+      int64_t line = 64 / (int64_t)ir_dtype_size(c->p->bufs[gm->stream_buf[i]].dtype);
+      int64_t n = gm->stream_spread * line, last = c->p->bufs[gm->stream_buf[i]].numel - n;
+      ok = ok && idx[gm->m].s && !ir_dim_is_sym(last) && last > 0;
+      if (ok) {
+        cg_buf e = {0};
+        cg_printf(&e, "%s + %lld * (%s - %s %% %d + %d) + ((%s %% %d) * %d + %s) * %lld", at.s,
+                  (long long)co[gm->k], kk, kk, gm->kc, gm->kc, kk, gm->kc, gm->mtiles,
+                  idx[gm->m].s, (long long)n);
+        cg_line(c->body, c->depth,
+                "for (int64_t pf = 0; pf < %d; pf += 64) O2C_PREFETCH((const char *)&b%d[%s < %lld "
+                "? %s : %lld] + pf);",
+                64 * gm->stream_spread, cg_kernel_arg(c, gm->stream_buf[i]), e.s, (long long)last,
+                e.s, (long long)last);
+        free(e.s);
+      }
+      c->out->prefetch |= ok;
+      free(at.s);
+      continue;
+    }
     /* `ahead` steps on in memory, not along k: the steps of k are adjacent
      * runs (gemm.c), and where k ends the stream goes on with the next
      * outer iteration's (MatMulNBits: a block's few words per panel, the

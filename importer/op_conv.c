@@ -294,6 +294,14 @@ static int64_t wide_cols(int64_t cols, int64_t M, int64_t vf, int regs) {
   return best < 0 ? round32(cols) : best;
 }
 
+/* The wide form's columns for window w (conv_window's count). */
+static int64_t wide_cols_of(const imp_window *w, int64_t M, int64_t vf, int regs) {
+  int last = w->nsp - 1;
+  int64_t drop = w->pe[last] <= w->pb[last] && !w->extra[last] ? w->pe[last] : 0;
+  int64_t wp = w->in[last] + w->pb[last] + w->pe[last] - drop;
+  return wide_cols((w->out[0] - 1) * wp + w->out[last], M, vf, regs);
+}
+
 /* The extra columns are never read. Their reads stay inside the padded
  * copy: zero rows (wide) or columns (rows form) are added at its end. The
  * wide form's padded rows share their padding when the right one is no
@@ -485,6 +493,103 @@ static ir_ref conv_cols(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w) 
   return ir_view_permute(g, y, to_chw);
 }
 
+/* Output channels as the columns over the wide form's positions (2-D,
+ * stride 1, one group, a constant weight), for a short map whose wide
+ * columns round up to much more than its positions (3x3, 512 -> 512 at
+ * 7x7 on AVX-512: 64 columns for 49 outputs, four vectors per output row
+ * whatever the block). The rows of the register block are the padded rows
+ * flattened, p = oh * Wp + ow (as the wide form's columns; 56 for 49), so a
+ * block of rows spans output rows and tap (kh, kw) is the row p + kh * Wp +
+ * kw of the padded input copied with its channels innermost, [N, Hp * Wp,
+ * Cs], broadcast; the columns are the output channels, read from the weight
+ * laid out at compile time as panels of two vectors, [M / nr, C, kh, kw,
+ * nr] (one contiguous run per panel: the [C, kh, kw, M] rows of a 512-wide
+ * weight are 2 KiB apart, and a panel's steps then fall into a few cache
+ * sets). Cs is C plus a cache line when C floats are a multiple of four
+ * lines, so the block's rows do not share cache sets either. The result
+ * [N, P, M] is read through a strided view as [N, M, OH, OW]. The bias is
+ * the sum's epilogue (*b taken). Where a panel is large against L2, the
+ * scheduler cuts the sum into slices of channels and fetches the next one
+ * (scheduler/gemm.c: conv_slices). IR_NONE when it does not apply. */
+static ir_ref conv_wide_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w0,
+                             int64_t vf) {
+  ir_graph *g = n->g;
+  if (ir_failed(g) || !ir_is_const(g, wt)) return IR_NONE;
+  imp_window w = *w0;
+  const ir_shape xs = ir_node_get(g, x5)->shape, ws = ir_node_get(g, wt)->shape;
+  int64_t N = xs.d[0], C = xs.d[3], M = ws.d[0], nr = 2 * vf, k0 = w.k[0], k1 = w.k[1];
+  int64_t drop = w.pe[1] <= w.pb[1] && !w.extra[1] ? w.pe[1] : 0;
+  w.pe[1] -= drop;
+  int64_t wp = w.in[1] + w.pb[1] + w.pe[1], P = w.out[0] * wp;
+  /* rows the furthest tap of the last position reads */
+  int64_t need = (P - 1 + (k0 - 1) * wp + k1 - 1) / wp + 1,
+          hp = w.in[0] + w.pb[0] + w.pe[0] + w.extra[0];
+  if (need > hp) w.extra[0] += need - hp, hp = need;
+  int64_t line = 64 / (int64_t)sizeof(float), cs = C % (4 * line) ? C : C + line;
+  /* the input [N, 1, 1, C, H, W] padded (and its channels), copied as [N, Hp, Wp, Cs] */
+  int64_t cb[IR_MAX_RANK] = {0}, ce[IR_MAX_RANK] = {0};
+  ce[3] = cs - C;
+  ir_ref xp = ir_view_pad(g, imp_pad_spatial(g, x5, &w, 0.0), cb, ce, 0.0);
+  int to_hwc[6] = {0, 1, 2, 4, 5, 3};
+  ir_ref xh = ir_move(g, ir_view_permute(g, xp, to_hwc));
+  ir_shape fs = {.rank = 3, .d = {N, hp * wp, cs}};
+  int to_cp[3] = {0, 2, 1};
+  ir_ref xf = ir_view_permute(g, ir_view_reshape(g, xh, fs), to_cp); /* [N, Cs, Hp * Wp] */
+  int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK] = {1, 1, 1}, ln[IR_MAX_RANK] = {N, C, hp * wp};
+  xf = ir_view_slice(g, xf, st, sp, ln);
+  int64_t one = 1, dh = wp, rows = hp * wp - (k0 - 1) * wp;
+  ir_ref xw = ir_view_window(g, xf, 1, &w.k[0], &one, &dh, &rows); /* [N, C, k0, rows] */
+  xw = ir_view_window(g, xw, 1, &w.k[1], &one, &one, &P);          /* [N, C, k0, k1, P] */
+  int px[5] = {0, 4, 1, 2, 3};
+  xw = ir_view_permute(g, xw, px); /* [N, P, C, k0, k1] */
+  ir_shape x7 = {.rank = 7, .d = {N, P, 1, C, k0, k1, 1}};
+  xw = ir_view_reshape(g, xw, x7);
+  /* the weight [M, C, k0, k1] as panels [M / nr, C, k0, k1, nr], read in
+   * that order (a weight read out of order is laid out again as read:
+   * ir_rewrite_weight_layout) */
+  ir_shape w5 = {.rank = 5, .d = {M / nr, nr, C, k0, k1}};
+  int pw[5] = {0, 2, 3, 4, 1};
+  void *data;
+  if (ir_eval(g, ir_move(g, ir_view_permute(g, ir_view_reshape(g, wt, w5), pw)), &data))
+    return IR_NONE;
+  ir_shape w7 = {.rank = 7, .d = {1, 1, M / nr, C, k0, k1, nr}};
+  ir_ref wv = ir_const_take(g, "conv_wide_cols", ir_node_get(g, wt)->dtype, w7, data);
+  /* [N, P, M / nr, 1, 1, 1, nr] */
+  ir_ref y = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xw, wv), 7u << 3);
+  ir_shape y4 = {.rank = 4, .d = {N, P, M / nr, nr}};
+  y = ir_view_reshape(g, y, y4);
+  if (b && *b != IR_NONE) {
+    ir_shape bs = {.rank = 4, .d = {1, 1, M / nr, nr}};
+    y = ir_binary(g, IR_ADD, y, ir_view_reshape(g, *b, bs));
+    *b = IR_NONE;
+  }
+  ir_shape y3 = {.rank = 3, .d = {N, P, M}};
+  int to_mp[3] = {0, 2, 1};
+  y = ir_view_permute(g, ir_view_reshape(g, y, y3), to_mp); /* [N, M, P] */
+  /* [N, M, P] read back as [N, M, out_w, out_h] (strides 1, Wp), then transposed */
+  y = ir_view_window(g, y, 1, &w.out[1], &wp, &one, &w.out[0]);
+  int perm[4] = {0, 1, 3, 2};
+  return ir_failed(g) ? IR_NONE : ir_view_permute(g, y, perm);
+}
+
+/* Whether conv_wide_cols takes the convolution: 2-D, stride and dilation
+ * 1, one group, a constant float weight, 2 to 9 taps over at least 8
+ * channels, output channels in whole blocks of two vectors, on a target
+ * of 16-float vectors and 32 registers (the wide form's blocks there are
+ * 2 to 4 vectors of positions across), and the wide form's columns at
+ * least 1/8 more than the rows here (7x7: 64 against 56). */
+static bool wide_cols_fits(ir_graph *g, const imp_window *w, const ir_shape *xs, ir_ref wt,
+                           int64_t G, int64_t M, int64_t vf, int regs, int64_t wide_cols_n) {
+  if (w->nsp != 2 || G != 1 || vf < 16 || regs < 32 || !ir_shape_is_static(xs) ||
+      !ir_is_const(g, wt) || ir_node_get(g, wt)->dtype != IR_F32 || M % (2 * vf))
+    return false;
+  for (int i = 0; i < 2; i++)
+    if (w->s[i] != 1 || w->d[i] != 1) return false;
+  int64_t taps = imp_tap_count(w), drop = w->pe[1] <= w->pb[1] && !w->extra[1] ? w->pe[1] : 0;
+  int64_t wp = w->in[1] + w->pb[1] + w->pe[1] - drop, P = w->out[0] * wp;
+  return taps > 1 && taps <= 9 && xs->d[3] >= 8 && 8 * wide_cols_n >= 9 * P;
+}
+
 /* Whether conv_cols takes the convolution: 2-D, one group, a constant
  * weight, 2 to 9 taps over at least 8 channels, output channels that
  * fill whole column blocks of two vectors, and few output rows (at most
@@ -535,6 +640,9 @@ ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt, ir_ref *b) {
   int64_t vf = imp_ctx_vector_floats(n->ctx);
   int regs = imp_ctx_vector_regs(n->ctx);
   ir_ref y = cols_fits(g, &w, &xs, wt, G, M, vf) ? conv_cols(n, x5, wt, &w) : IR_NONE;
+  if (y == IR_NONE && !ir_failed(g) && f == CONV_WIDE &&
+      wide_cols_fits(g, &w, &xr, wt, G, M, vf, regs, wide_cols_of(&w, M, vf, regs)))
+    y = conv_wide_cols(n, x5, wt, b, &w, vf);
   if (y == IR_NONE && !ir_failed(g))
     y = f == CONV_TAPS ? conv_taps_wide(g, x5, wt, b, &w, wr)
         : f == CONV_WIDE || f == CONV_ROWS

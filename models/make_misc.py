@@ -47,6 +47,8 @@
                       maps): padded 3x3, bands at stride (2, 1), stride 2,
                       dilated 2 read transposed as an output and by a
                       CRNN-like MatMul head
+  convs_wide_cols.onnx  output channels as the columns over the wide
+                      positions of 7x7 maps, k-sliced (464 -> 64) and not
   convt_head.onnx     a DBNet-like probability head: ConvTranspose 2x2/2
                       with a bias, BatchNormalization, Relu, ConvTranspose
                       2x2/2 with a bias, Sigmoid as the output (the ops
@@ -426,6 +428,22 @@ save("convs_pads", [
      wp("e1w", (12, 1, 3, 3), 0.3), wp("e1b", (12,)), wp("e2w", (12, 1, 3, 3), 0.3),
      wp("e3w", (12, 1, 5, 5), 0.3), wp("e3b", (12,)), wp("c1w", (24, 16, 3, 3)), wp("c1b", (24,)),
      wp("c2w", (32, 16, 3, 3)), wp("z1w", (24, 8, 3), 0.3), wp("z1b", (24,))])
+
+# output channels as the columns over the wide form's positions (AVX-512:
+# op_conv.c conv_wide_cols) on a 7x7 map: 464 -> 64 channels (two weight
+# panels of 534 KB, threaded over them: k slices of 32 channels where four
+# panels exceed L2, 1 MiB native or the x86-64-v4 preset's 2 MiB; the last
+# slice 16 short), the next slice fetched (past the first panel's last:
+# the second's first); its bias and Relu, then 64 -> 64 (not sliced) with
+# a residual Add as the output
+rw = np.random.default_rng(12)
+save("convs_wide_cols", [
+    helper.make_node("Conv", ["x", "q1w", "q1b"], ["q1"], pads=[1, 1, 1, 1]),
+    helper.make_node("Relu", ["q1"], ["r1"]),
+    helper.make_node("Conv", ["r1", "q2w"], ["q2"], pads=[1, 1, 1, 1]),
+    helper.make_node("Add", ["q2", "r1"], ["y"]),
+], [vi("x", F, [1, 464, 7, 7])], [vi("y", F, [1, 64, 7, 7])],
+    [w("q1w", (64, 464, 3, 3), 0.05, rw), w("q1b", (64,), 0.1, rw), w("q2w", (64, 64, 3, 3), 0.1, rw)])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())

@@ -110,6 +110,10 @@ typedef struct {
   int stream_buf[SCHED_MAX_STAGES];
   int64_t stream_off[SCHED_MAX_STAGES], stream_coef[SCHED_MAX_STAGES][IR_MAX_RANK];
   int stream_ahead[SCHED_MAX_STAGES];
+  /* > 0 (with k slices, m >= 0): the stream is instead the next slice of
+   * the column panel, fetched while the row blocks pass the current one:
+   * this many lines per k step in every row block (gemm.c: conv_slices) */
+  int stream_spread;
   /* partial accumulators per element of the block (1: one): a step that
    * adds several products (MatMulNBits' codes of a word) adds them in turn
    * to `parts` sums, added at the end, so that a block of few vectors (one
