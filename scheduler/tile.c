@@ -219,6 +219,24 @@ static isl_union_set *isolate_full_rows(sched_program *p, const sched_kernel *k)
   return s;
 }
 
+/* isolate[[tile band, reduced axes (nk)] -> [row, column position]]: the
+ * positions of full row tiles, on a point band whose rows are unrolled. */
+static isl_union_set *isolate_full_points(sched_program *p, const sched_kernel *k, int nk) {
+  int dims[IR_MAX_RANK], n = outer_dims(k, dims), mr = k->gemm.mr, row = 0;
+  strbuf b = {0};
+  sched_isl_params(p, k, &b);
+  sb_printf(&b, "{ isolate[[");
+  for (int i = 0; i < n + nk; i++) sb_printf(&b, "%sd%d", i ? "," : "", i);
+  for (int i = 0; i < n; i++)
+    if (dims[i] == k->gemm.m) row = i;
+  sb_printf(&b, "] -> [e0,e1]] : 0 <= d%d and %d*d%d + %d <= ", row, mr, row, mr);
+  sched_dim_isl(p, &b, k->space.d[k->gemm.m]);
+  sb_printf(&b, " }");
+  isl_union_set *s = isl_union_set_read_from_str(p->ctx, b.s);
+  free(b.s);
+  return s;
+}
+
 /* The statements whose group is in the bit set `groups`. */
 static isl_union_set *filter(isl_ctx *ctx, const sched_kernel *k, const tile_stmt *st, int nst,
                              unsigned groups) {
@@ -277,8 +295,18 @@ static isl_schedule *build_tree(sched_program *p, const sched_kernel *k, const t
     }
     node = isl_schedule_node_insert_partial_schedule(node,
                                                      band(ctx, k, st, nst, g, npoint, point_dim));
-    if (k->gemm.m >= 0)
+    /* a symbolic number of rows: the rows of the last, partial tile (0 to
+     * mr - 1 of them) are a loop, not mr - 1 copies of a row each under a
+     * guard of its own (twice: after the full tiles and when there are
+     * none), which made a 12-row block's kernel 4458 lines (MatMulNBits,
+     * blocks of 32: 8 products x 4 steps per row) */
+    if (k->gemm.m >= 0 && ir_dim_is_sym(k->space.d[k->gemm.m]) && !k->gemm.kc) {
+      node = isl_schedule_node_band_set_ast_build_options(
+          node, isolate_full_points(p, k, g == 1u << G_SUM ? k->nred : 0));
+      node = isl_schedule_node_band_member_set_isolate_ast_loop_type(node, 0, isl_ast_loop_unroll);
+    } else if (k->gemm.m >= 0) {
       node = isl_schedule_node_band_member_set_ast_loop_type(node, 0, isl_ast_loop_unroll);
+    }
     for (int up = g == 1u << G_SUM ? 4 : 2; up > 0; up--) node = isl_schedule_node_parent(node);
   }
   isl_schedule *s = isl_schedule_node_get_schedule(node);
