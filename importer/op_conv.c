@@ -294,12 +294,23 @@ static int64_t wide_cols(int64_t cols, int64_t M, int64_t vf, int regs) {
   return best < 0 ? round32(cols) : best;
 }
 
+/* The right padding the wide form's rows leave out: all of it when it is
+ * no wider than the left one (the next row's left padding serves), so
+ * the row stride is in + pb + pe - shared_pad (conv_window). */
+static int64_t shared_pad(const imp_window *w) {
+  int last = w->nsp - 1;
+  return w->pe[last] <= w->pb[last] && !w->extra[last] ? w->pe[last] : 0;
+}
+
+/* The wide form's row stride for window w. */
+static int64_t wide_stride(const imp_window *w) {
+  int last = w->nsp - 1;
+  return w->in[last] + w->pb[last] + w->pe[last] - shared_pad(w);
+}
+
 /* The wide form's columns for window w (conv_window's count). */
 static int64_t wide_cols_of(const imp_window *w, int64_t M, int64_t vf, int regs) {
-  int last = w->nsp - 1;
-  int64_t drop = w->pe[last] <= w->pb[last] && !w->extra[last] ? w->pe[last] : 0;
-  int64_t wp = w->in[last] + w->pb[last] + w->pe[last] - drop;
-  return wide_cols((w->out[0] - 1) * wp + w->out[last], M, vf, regs);
+  return wide_cols((w->out[0] - 1) * wide_stride(w) + w->out[w->nsp - 1], M, vf, regs);
 }
 
 /* The extra columns are never read. Their reads stay inside the padded
@@ -313,7 +324,7 @@ static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const im
                           bool wide, int64_t vf, int regs) {
   imp_window w = *w0;
   int last = w.nsp - 1;
-  int64_t drop = wide && w.pe[last] <= w.pb[last] && !w.extra[last] ? w.pe[last] : 0;
+  int64_t drop = wide ? shared_pad(&w) : 0;
   w.pe[last] -= drop;
   int64_t one = 1, wp = w.in[last] + w.pb[last] + w.pe[last];
   int64_t cols = (w.out[0] - 1) * wp + w.out[last], cols32 = wide ? wide_cols(cols, wr.d[2], vf, regs) : round32(cols);
@@ -518,9 +529,8 @@ static ir_ref conv_wide_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const
   imp_window w = *w0;
   const ir_shape xs = ir_node_get(g, x5)->shape, ws = ir_node_get(g, wt)->shape;
   int64_t N = xs.d[0], C = xs.d[3], M = ws.d[0], nr = 2 * vf, k0 = w.k[0], k1 = w.k[1];
-  int64_t drop = w.pe[1] <= w.pb[1] && !w.extra[1] ? w.pe[1] : 0;
-  w.pe[1] -= drop;
-  int64_t wp = w.in[1] + w.pb[1] + w.pe[1], P = w.out[0] * wp;
+  int64_t wp = wide_stride(&w), P = w.out[0] * wp;
+  w.pe[1] -= shared_pad(&w);
   /* rows the furthest tap of the last position reads */
   int64_t need = (P - 1 + (k0 - 1) * wp + k1 - 1) / wp + 1,
           hp = w.in[0] + w.pb[0] + w.pe[0] + w.extra[0];
@@ -585,8 +595,7 @@ static bool wide_cols_fits(ir_graph *g, const imp_window *w, const ir_shape *xs,
     return false;
   for (int i = 0; i < 2; i++)
     if (w->s[i] != 1 || w->d[i] != 1) return false;
-  int64_t taps = imp_tap_count(w), drop = w->pe[1] <= w->pb[1] && !w->extra[1] ? w->pe[1] : 0;
-  int64_t wp = w->in[1] + w->pb[1] + w->pe[1] - drop, P = w->out[0] * wp;
+  int64_t taps = imp_tap_count(w), P = w->out[0] * wide_stride(w);
   return taps > 1 && taps <= 9 && xs->d[3] >= 8 && 8 * wide_cols_n >= 9 * P;
 }
 
