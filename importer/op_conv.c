@@ -281,17 +281,22 @@ static int64_t round_row(int64_t v, int64_t vf) {
  * against 832 for 12 x 32 or 6 x 64 and 132 rows; 16 -> 16 channels, as
  * the DBNet-like net's at 320x320: a multiple of 96 for 8 x 48, no padded
  * row, where 12 x 32 or 6 x 64 took 12 + 4 or 6 + 6 + 4). Else a multiple
- * of 32, which every other target's block width (8, 16, 32) divides. */
-static int64_t wide_cols(int64_t cols, int64_t M, int64_t vf, int regs) {
-  if (vf < 16 || regs < 32) return round32(cols);
+ * of 32, which every other target's block width (8, 16, 32) divides.
+ * `products` (if not NULL): columns x rows of that block, -1 when not
+ * counted (other targets). */
+static int64_t wide_cols(int64_t cols, int64_t M, int64_t vf, int regs, int64_t *products) {
   int64_t best = -1, best_work = 0;
+  if (products) *products = -1; /* not counted */
+  if (vf < 16 || regs < 32) return round32(cols);
   for (int64_t nv = 2; nv <= 4; nv++) {
     int64_t nr = nv * vf, c = (cols + nr - 1) / nr * nr, mr = regs * 3 / 4 / nv, work;
     mr = mr > 12 ? 12 : mr > M ? M : mr;
     if (mr < 1 || ir_mul_ov(c, (M + mr - 1) / mr * mr, &work)) continue;
     if (best < 0 || work < best_work) best = c, best_work = work;
   }
-  return best < 0 ? round32(cols) : best;
+  if (best < 0) return round32(cols);
+  if (products) *products = best_work;
+  return best;
 }
 
 /* The right padding the wide form's rows leave out: all of it when it is
@@ -308,9 +313,12 @@ static int64_t wide_stride(const imp_window *w) {
   return w->in[last] + w->pb[last] + w->pe[last] - shared_pad(w);
 }
 
-/* The wide form's columns for window w (conv_window's count). */
-static int64_t wide_cols_of(const imp_window *w, int64_t M, int64_t vf, int regs) {
-  return wide_cols((w->out[0] - 1) * wide_stride(w) + w->out[w->nsp - 1], M, vf, regs);
+/* The wide form's products for window w, columns x rows computed
+ * (conv_window's count; -1 when not counted). */
+static int64_t wide_products(const imp_window *w, int64_t M, int64_t vf, int regs) {
+  int64_t products;
+  wide_cols((w->out[0] - 1) * wide_stride(w) + w->out[w->nsp - 1], M, vf, regs, &products);
+  return products;
 }
 
 /* The extra columns are never read. Their reads stay inside the padded
@@ -327,7 +335,7 @@ static ir_ref conv_window(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const im
   int64_t drop = wide ? shared_pad(&w) : 0;
   w.pe[last] -= drop;
   int64_t one = 1, wp = w.in[last] + w.pb[last] + w.pe[last];
-  int64_t cols = (w.out[0] - 1) * wp + w.out[last], cols32 = wide ? wide_cols(cols, wr.d[2], vf, regs) : round32(cols);
+  int64_t cols = (w.out[0] - 1) * wp + w.out[last], cols32 = wide ? wide_cols(cols, wr.d[2], vf, regs, NULL) : round32(cols);
   if (wide)
     w.pe[0] += (cols32 - cols + drop + wp - 1) / wp;
   else
@@ -586,17 +594,26 @@ static ir_ref conv_wide_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const
  * 1, one group, a constant float weight, 2 to 9 taps over at least 8
  * channels, output channels in whole blocks of two vectors, on a target
  * of 16-float vectors and 32 registers (the wide form's blocks there are
- * 2 to 4 vectors of positions across), and the wide form's columns at
- * least 1/8 more than the rows here (7x7: 64 against 56). */
+ * 2 to 4 vectors of positions across), and the wide form computing at
+ * least 1/16 more products than this one, whose blocks are 3/4 of the
+ * registers in accumulators of two vectors across (12 rows) over the P
+ * wide positions: 3x3, 512 -> 512 at 7x7, 64 columns x 516 rows against
+ * 60 x 512 (+7.5 %); 256 -> 256 at 14x14, 224 x 264 against 216 x 256
+ * (+6.9 %; the transposed reads of the result after it cost ~3 % of the
+ * layer); 28x28 and 56x56 (+0 and +0.8 %) keep the wide form. */
 static bool wide_cols_fits(ir_graph *g, const imp_window *w, const ir_shape *xs, ir_ref wt,
-                           int64_t G, int64_t M, int64_t vf, int regs, int64_t wide_cols_n) {
+                           int64_t G, int64_t M, int64_t vf, int regs, int64_t wide_products) {
   if (w->nsp != 2 || G != 1 || vf < 16 || regs < 32 || !ir_shape_is_static(xs) ||
       !ir_is_const(g, wt) || ir_node_get(g, wt)->dtype != IR_F32 || M % (2 * vf))
     return false;
   for (int i = 0; i < 2; i++)
     if (w->s[i] != 1 || w->d[i] != 1) return false;
-  int64_t taps = imp_tap_count(w), P = w->out[0] * wide_stride(w);
-  return taps > 1 && taps <= 9 && xs->d[3] >= 8 && 8 * wide_cols_n >= 9 * P;
+  int64_t taps = imp_tap_count(w), P = w->out[0] * wide_stride(w), mr = regs * 3 / 4 / 2, products;
+  mr = mr > 12 ? 12 : mr;
+  if (wide_products < 0 || ir_mul_ov((P + mr - 1) / mr * mr, M, &products) || products > INT64_MAX / 17 ||
+      wide_products > INT64_MAX / 16)
+    return false;
+  return taps > 1 && taps <= 9 && xs->d[3] >= 8 && 16 * wide_products >= 17 * products;
 }
 
 /* Whether conv_cols takes the convolution: 2-D, one group, a constant
@@ -650,7 +667,7 @@ ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt, ir_ref *b) {
   int regs = imp_ctx_vector_regs(n->ctx);
   ir_ref y = cols_fits(g, &w, &xs, wt, G, M, vf) ? conv_cols(n, x5, wt, &w) : IR_NONE;
   if (y == IR_NONE && !ir_failed(g) && f == CONV_WIDE &&
-      wide_cols_fits(g, &w, &xr, wt, G, M, vf, regs, wide_cols_of(&w, M, vf, regs)))
+      wide_cols_fits(g, &w, &xr, wt, G, M, vf, regs, wide_products(&w, M, vf, regs)))
     y = conv_wide_cols(n, x5, wt, b, &w, vf);
   if (y == IR_NONE && !ir_failed(g))
     y = f == CONV_TAPS ? conv_taps_wide(g, x5, wt, b, &w, wr)

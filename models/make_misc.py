@@ -49,6 +49,7 @@
                       CRNN-like MatMul head
   convs_wide_cols.onnx  output channels as the columns over the wide
                       positions of 7x7 maps, k-sliced (464 -> 64) and not
+  convs_wide_cols14.onnx  the same on a 14x14 map (232 -> 128), a residual Add
   convt_head.onnx     a DBNet-like probability head: ConvTranspose 2x2/2
                       with a bias, BatchNormalization, Relu, ConvTranspose
                       2x2/2 with a bias, Sigmoid as the output (the ops
@@ -444,6 +445,20 @@ save("convs_wide_cols", [
     helper.make_node("Add", ["q2", "r1"], ["y"]),
 ], [vi("x", F, [1, 464, 7, 7])], [vi("y", F, [1, 64, 7, 7])],
     [w("q1w", (64, 464, 3, 3), 0.05, rw), w("q1b", (64,), 0.1, rw), w("q2w", (64, 64, 3, 3), 0.1, rw)])
+
+# the same form on a 14x14 map, which it takes for computing 1/16 fewer
+# products than the wide form there (op_conv.c wide_cols_fits; 128 output
+# channels: 224 wide columns x 132 rows against 216 x 128): 232 -> 128, k
+# slices of its 267 KB panels on 1 MiB of L2, 18 row blocks of 12 over the
+# 210 wide positions; its bias and Relu, then a residual Add of another
+# input reading the result transposed, as the output
+rw = np.random.default_rng(13)
+save("convs_wide_cols14", [
+    helper.make_node("Conv", ["x", "q1w", "q1b"], ["q1"], pads=[1, 1, 1, 1]),
+    helper.make_node("Relu", ["q1"], ["r1"]),
+    helper.make_node("Add", ["r1", "s"], ["y"]),
+], [vi("x", F, [1, 232, 14, 14]), vi("s", F, [1, 128, 14, 14])], [vi("y", F, [1, 128, 14, 14])],
+    [w("q1w", (128, 232, 3, 3), 0.05, rw), w("q1b", (128,), 0.1, rw)])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
