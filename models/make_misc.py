@@ -62,7 +62,9 @@
                       phases, SAME_UPPER and SAME_LOWER); stride (2, 1)
                       rows; depthwise (3x3 at strides 1 and 2, 5x5/2);
                       a short map (bands, output channels as the columns);
-                      1-D"""
+                      1-D
+  conv_chunks.onnx    columns larger than L2 in chunks (1x1 with a
+                      residual, wide 3x3, a product of two inputs)"""
 import os
 import numpy as np
 import onnx
@@ -459,6 +461,24 @@ save("convs_wide_cols14", [
     helper.make_node("Add", ["r1", "s"], ["y"]),
 ], [vi("x", F, [1, 232, 14, 14]), vi("s", F, [1, 128, 14, 14])], [vi("y", F, [1, 128, 14, 14])],
     [w("q1w", (128, 232, 3, 3), 0.05, rw), w("q1b", (128,), 0.1, rw)])
+
+# column chunks (scheduler/gemm.c: chunk_columns): columns over 4/5 of L2
+# (native here, the x86-64-v3 preset's 512 KiB) read in chunks that take an
+# eighth of it, row blocks inside: a 1x1 convolution over 90 rows of 100
+# (864 KB of columns, a last partial chunk, 60 rows: a partial row block)
+# with a residual Add and Relu, a wide 3x3 over the same input, and a
+# product of two inputs (chunks of column panels)
+rc = np.random.default_rng(13)
+save("conv_chunks", [
+    helper.make_node("Conv", ["x", "k1w", "k1b"], ["k1"]),
+    helper.make_node("Add", ["k1", "z"], ["k1z"]),
+    helper.make_node("Relu", ["k1z"], ["y1"]),
+    helper.make_node("Conv", ["x", "k2w", "k2b"], ["y2"], pads=[1, 1, 1, 1]),
+    helper.make_node("MatMul", ["a", "b"], ["y3"]),
+], [vi("x", F, [1, 24, 90, 100]), vi("z", F, [1, 60, 90, 100]), vi("a", F, [200, 48]), vi("b", F, [48, 5000])],
+    [vi("y1", F, [1, 60, 90, 100]), vi("y2", F, [1, 20, 90, 100]), vi("y3", F, [200, 5000])],
+    [w("k1w", (60, 24, 1, 1), 0.2, rc), w("k1b", (60,), 0.1, rc), w("k2w", (20, 24, 3, 3), 0.1, rc),
+     w("k2b", (20,), 0.1, rc)])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())

@@ -472,6 +472,40 @@ int sched_gemm_packed_buf(const sched_kernel *k, ir_ref r) {
   return -1;
 }
 
+/* Columns larger than L2 (a 1x1 convolution over a 160x160 map: 24
+ * channels, 2.4 MB) pass once through the row blocks in the panel order,
+ * but every row block's output rows are then written a panel at a time: at
+ * each column panel all M rows of the output (and of a residual read in
+ * the epilogue) advance by one panel, M streams of nr floats each. In
+ * chunks of the outermost other axis (or of the column panels) that take
+ * an eighth of L2, with the row blocks inside, each block writes long runs
+ * and the chunk's columns are re-read from L2: the DBNet-like lateral
+ * 24 -> 64 with the resized top-down Add, 2315 -> 1446 k TSC cycles in
+ * chunks of 8 output rows (123 KB of columns; by hand against 1525:
+ * 8 rows 1186, all 160 rows per row block 1347, 32 rows 1443; Zen 5, 1
+ * thread, docs/DESIGN.md "Column chunks"). */
+static void chunk_columns(const sched_program *p, sched_kernel *k, int64_t col_bytes) {
+  sched_gemm *gm = &k->gemm;
+  int64_t l2 = p->opt.target.l2, per = 0, ext = 0;
+  if (l2 <= 0 || gm->m < 0 || gm->rows_outer || gm->cols_conv || gm->cols_outer || gm->kc || gm->npacked ||
+      col_bytes <= l2 / 5 * 4 || ir_dim_is_sym(k->space.d[gm->m]) || k->space.d[gm->m] < 2 * gm->mr)
+    return;
+  int a = -1;
+  for (int i = 0; i < k->nouter && a < 0; i++) {
+    int b = k->outer[i];
+    if (b != gm->m && b != gm->n && !ir_dim_is_sym(k->space.d[b]) && k->space.d[b] > 1) a = b;
+  }
+  if (a < 0 && !ir_dim_is_sym(k->space.d[gm->n])) a = gm->n;
+  if (a < 0) return;
+  ext = a == gm->n ? (k->space.d[a] + gm->nr - 1) / gm->nr : k->space.d[a]; /* iterations of the band */
+  per = col_bytes / ext;
+  int64_t c = per > 0 ? l2 / 8 / per : ext;
+  if (c < 1) c = 1;
+  /* one column panel a chunk is the panel order itself */
+  if (c >= ext || c > INT32_MAX || (a == gm->n && c < 2)) return;
+  gm->chunk = (int)c, gm->chunk_axis = a;
+}
+
 /* Decides whether kernel `k` takes the register-blocked form; if it does,
  * fills k->gemm and packs the weights it reads along (n, k). */
 void sched_gemm_plan(sched_program *p, sched_kernel *k) {
@@ -577,5 +611,6 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
     conv_slices(p, k, &w);
   if (gm->prefetch && gm->npacked && !ir_dim_is_sym(k->space.d[kk]))
     gm->pf_lines = spread_lines(p, gm, sched_ref(p, k->space.d[m]), k->space.d[kk]);
+  chunk_columns(p, k, col_bytes);
   gm->parts = acc_parts(gm, &p->opt.target, k->nstages);
 }

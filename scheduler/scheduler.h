@@ -99,6 +99,10 @@ typedef struct {
   bool rows_outer; /* row blocks outside column panels: the rows are an unpacked weight */
   bool cols_conv;  /* the columns are a convolution's weight (2-vector blocks) */
   bool cols_outer; /* column panels outside the other kept axes: such a weight larger than a quarter of L2 */
+  /* > 0: the tile band starts with chunks of `chunk` iterations of space
+   * axis `chunk_axis` (of column tiles when it is n), row blocks inside a
+   * chunk: columns larger than L2, read in pieces that stay there (gemm.c) */
+  int chunk, chunk_axis;
   int npacked;
   ir_ref packed_view[SCHED_MAX_PACKED]; /* views read from a packed copy ... */
   int packed_buf[SCHED_MAX_PACKED];     /* ... in this buffer */

@@ -19,7 +19,9 @@
  * rows are the weight (a convolution: W[M, C*taps]), row blocks run outside,
  * so a block's weights are read once, not once per column panel (3x3,
  * 512 -> 512 at 7x7: 9.4 MB of weights), and the parallel loop has M/mr
- * blocks to share, not a few rows of output. isolate
+ * blocks to share, not a few rows of output. Columns larger than L2 run
+ * in chunks of an outer axis (gemm.c: chunk_columns), the row blocks
+ * inside each: band [chunk, i<m>t, other axes.., i<n>t]. isolate
  * gives full tiles their own loop nest with constant bounds (no min() or
  * guards in the unrolled rows); partial tiles follow.
  *
@@ -131,19 +133,25 @@ static isl_multi_union_pw_aff *band(isl_ctx *ctx, const sched_kernel *k, const t
   return m;
 }
 
+/* The band dimension of a chunk of axis a (outer_dims): below -1, never an axis or m. */
+#define CHUNK_DIM(a) (-2 - (a))
+
 /* The tile band: kept axes other than m and n in their order, then the
  * column tile, then the row tile (with k slices the row tile is in a band
  * of its own, below the slice; rows_outer: the row tile first, then the
- * other axes and the column tile; cols_outer: the column tile first).
+ * other axes and the column tile; cols_outer: the column tile first;
+ * chunk: a chunk of one axis, then the row tile, then the others).
  * Its dimensions are parallel. */
 static int outer_dims(const sched_kernel *k, int *dims) {
   int n = 0;
+  if (k->gemm.chunk) dims[n++] = CHUNK_DIM(k->gemm.chunk_axis);
+  if (k->gemm.chunk && k->gemm.m >= 0) dims[n++] = k->gemm.m;
   if (k->gemm.m >= 0 && k->gemm.rows_outer) dims[n++] = k->gemm.m;
   if (k->gemm.cols_outer) dims[n++] = k->gemm.n;
   for (int i = 0; i < k->nouter; i++)
     if (k->outer[i] != k->gemm.m && k->outer[i] != k->gemm.n) dims[n++] = k->outer[i];
   if (!k->gemm.cols_outer) dims[n++] = k->gemm.n;
-  if (k->gemm.m >= 0 && !k->gemm.kc && !k->gemm.rows_outer) dims[n++] = k->gemm.m;
+  if (k->gemm.m >= 0 && !k->gemm.kc && !k->gemm.rows_outer && !k->gemm.chunk) dims[n++] = k->gemm.m;
   return n;
 }
 
@@ -151,7 +159,9 @@ static void outer_dim(strbuf *b, const sched_kernel *k, const tile_stmt *s, int 
   (void)s;
   int dims[IR_MAX_RANK];
   outer_dims(k, dims);
-  if (tile_of(k, dims[i]))
+  if (dims[i] < -1) /* a chunk: of column tiles when the axis is n */
+    sb_printf(b, "floor(i%d%s / %d)", -2 - dims[i], -2 - dims[i] == k->gemm.n ? "t" : "", k->gemm.chunk);
+  else if (tile_of(k, dims[i]))
     sb_printf(b, "i%dt", dims[i]);
   else
     sb_printf(b, "i%d", dims[i]);
@@ -191,7 +201,13 @@ static isl_union_set *isolate_full_tiles(sched_program *p, const sched_kernel *k
   for (int i = 0; i < n; i++) sb_printf(&b, "%sd%d", i ? "," : "", i);
   sb_printf(&b, "]] : ");
   for (int i = 0; i < n; i++) {
-    int t = tile_of(k, dims[i]);
+    int t = tile_of(k, dims[i]), a = -2 - dims[i];
+    if (dims[i] < -1) { /* every chunk: only the tiles inside need be full */
+      sb_printf(&b, "%s0 <= d%d and %d*d%d < ", i ? " and " : "", i,
+                a == k->gemm.n ? k->gemm.chunk * k->gemm.nr : k->gemm.chunk, i);
+      sched_dim_isl(p, &b, k->space.d[a]);
+      continue;
+    }
     if (t)
       sb_printf(&b, "%s0 <= d%d and %d*d%d + %d <= ", i ? " and " : "", i, t, i, t);
     else
@@ -481,6 +497,7 @@ int sched_gemm_build_ast(sched_program *p, sched_kernel *k, char *err, size_t er
   strbuf key = {0}; /* everything the model below is made of */
   sb_printf(&key, "tile%s|%s|%d,%d,%d,%d,%d|", p->opt.tile_misorder ? "!" : "", d.s, k->gemm.m,
             k->gemm.n, k->gemm.k, k->gemm.kc, k->gemm.rows_outer);
+  sb_printf(&key, "c%d,%d|", k->gemm.chunk, k->gemm.chunk_axis);
   for (int i = 0; i < ndims; i++) sb_printf(&key, "%d,", dims[i]);
   for (int i = 0; i < root_rank; i++) sb_printf(&key, "%d;", k->root_axis[i]);
   for (int i = 0; i < k->nred; i++) sb_printf(&key, "r%d", k->red[i]);
