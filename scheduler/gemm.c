@@ -382,7 +382,20 @@ void sched_gemm_panel(const sched_program *p, const sched_buf *b, int64_t pn, vo
  * cache); the base LLaMA int4 decode step 15.8 ms with the fetch at the
  * current row, 9.2 2 KiB ahead. The 1.1B int4 step on a Zen 5 core
  * (AVX-512, CPU time, lower quartiles of 20 interleaved rounds, loaded):
- * 512 B ahead ~41 ms, 2 KiB 35.6, 4 KiB 31.8, 8 KiB 29.8, 16 KiB 29.7. */
+ * 512 B ahead ~41 ms, 2 KiB 35.6, 4 KiB 31.8, 8 KiB 29.8, 16 KiB 29.7.
+ * A run shorter than the target's fetch_page is fetched one line per page
+ * (every page / run steps): the hardware prefetchers stream within a page
+ * once its line is asked for (a fetch of every line presumably holds one
+ * of the core's few fill buffers per line until memory answers: a pure
+ * read of the same streams is faster without any fetch); they do not
+ * cross into the next page, which the fetch ahead opens. Zen 5 (EPYC family 26
+ * model 2), 66 4-bit 2048 x 5632 weights streamed by the decode kernel:
+ * 1 thread 17.4 against 19.5 ms, 2 threads 9.2 against 10.2 (wall clock
+ * under SCHED_FIFO, minima of 3 interleaved runs, load 7-10; a pure read
+ * of them without fetches 17.0 / 8.3). Only where the target says so
+ * (fetch_page): the AVX2 kernel, bound by its instructions, was slower
+ * with it (the 1.1B int4 step 44.5-53.4 against 41.5-46.4 ms CPU time),
+ * as with both forms (every line 1 KiB ahead too). */
 static void stream_read(sched_program *p, sched_kernel *k, const gemm_read *r, bool packed) {
   sched_gemm *gm = &k->gemm;
   const sched_buf *b = &p->bufs[r->buf];
@@ -407,8 +420,9 @@ static void stream_read(sched_program *p, sched_kernel *k, const gemm_read *r, b
   int i = gm->nstream++;
   gm->stream_buf[i] = r->buf, gm->stream_off[i] = r->offset;
   memcpy(gm->stream_coef[i], r->coef, sizeof r->coef);
-  int64_t ahead = FETCH_AHEAD / (step * es);
+  int64_t ahead = FETCH_AHEAD / (step * es), page = p->opt.target.fetch_page;
   gm->stream_ahead[i] = ahead < 1 ? 1 : (int)ahead;
+  gm->stream_every[i] = page > step * es ? (int)(page / (step * es)) : 1; /* page 0: 1 */
 }
 
 /* Slices of k for a convolution whose columns are its weight laid out by

@@ -114,6 +114,9 @@ typedef struct {
   int stream_buf[SCHED_MAX_STAGES];
   int64_t stream_off[SCHED_MAX_STAGES], stream_coef[SCHED_MAX_STAGES][IR_MAX_RANK];
   int stream_ahead[SCHED_MAX_STAGES];
+  /* fetched at every this many k steps, one line (> 1: the run of one step
+   * is shorter than the target's fetch_page) */
+  int stream_every[SCHED_MAX_STAGES];
   /* > 0 (with k slices, m >= 0): the stream is instead the next slice of
    * the column panel, fetched while the row blocks pass the current one:
    * this many lines per k step in every row block (gemm.c: conv_slices) */
@@ -176,6 +179,11 @@ typedef struct {
   int fma_latency, fma_pipes;
   int64_t l1d, l2, l3; /* data cache bytes per level (native: the host's) */
   int cores;           /* 0: unknown */
+  /* > 0: a one-row kernel's weight stream is fetched ahead one line per
+   * this many bytes, the page the hardware prefetchers stream within once
+   * a line of it is asked for (they do not cross a 4 KiB page); 0: every
+   * line (gemm.c: stream_read) */
+  int64_t fetch_page;
   char cflags[160];    /* C compiler flags that build the generated code for it */
 } sched_target;
 

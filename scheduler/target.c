@@ -29,19 +29,23 @@ static const sched_target presets[] = {
     /* AVX-512: gcc 12 prefers 256-bit vectors for many -march/-mtune values,
      * which halves the registers a 512-bit block was sized for. FMA: 4
      * cycles on 2 pipes (Skylake-SP to Sapphire Rapids, Zen 5; Zen 4
-     * splits a 512-bit FMA in two: 4 chains would do there) */
-    {"x86-64-v4", "x86-64-v4", 512, 32, true, 4, 2, 48 * KIB, 2 * MIB, 32 * MIB, 0,
+     * splits a 512-bit FMA in two: 4 chains would do there). A one-row
+     * kernel streaming its weights fetches a line per 4 KiB page (scheduler.h:
+     * fetch_page; measured on Zen 5 only); the other presets, whose 4-bit
+     * decode kernel is bound by its instructions (AVX2: 16 GB/s on Zen 5),
+     * fetch every line */
+    {"x86-64-v4", "x86-64-v4", 512, 32, true, 4, 2, 48 * KIB, 2 * MIB, 32 * MIB, 0, 4 * KIB,
      "-march=x86-64-v4 -mprefer-vector-width=512 " SPEED},
     /* FMA 4 cycles x 2 pipes (Skylake and later, Zen 3 and later; Haswell, Zen 2: 5) */
-    {"x86-64-v3", "x86-64-v3", 256, 16, true, 4, 2, 32 * KIB, 512 * KIB, 16 * MIB, 0,
+    {"x86-64-v3", "x86-64-v3", 256, 16, true, 4, 2, 32 * KIB, 512 * KIB, 16 * MIB, 0, 0,
      "-march=x86-64-v3 " SPEED},
     /* no FMA: the add's 3-4 cycles on 1-2 pipes */
-    {"x86-64-v2", "x86-64-v2", 128, 16, false, 4, 2, 32 * KIB, 256 * KIB, 8 * MIB, 0,
+    {"x86-64-v2", "x86-64-v2", 128, 16, false, 4, 2, 32 * KIB, 256 * KIB, 8 * MIB, 0, 0,
      "-march=x86-64-v2 " SPEED},
     /* FMLA 4 cycles x 2 pipes (Cortex-A76 class, Neoverse N1/N2; V1: 4) */
-    {"aarch64", "aarch64", 128, 32, true, 4, 2, 64 * KIB, 1 * MIB, 8 * MIB, 0,
+    {"aarch64", "aarch64", 128, 32, true, 4, 2, 64 * KIB, 1 * MIB, 8 * MIB, 0, 0,
      "-march=armv8-a " SPEED},
-    {"generic", "generic", 128, 16, false, 4, 2, 32 * KIB, 256 * KIB, 4 * MIB, 0, SPEED},
+    {"generic", "generic", 128, 16, false, 4, 2, 32 * KIB, 256 * KIB, 4 * MIB, 0, 0, SPEED},
 };
 
 static const sched_target *preset(const char *isa) {
