@@ -3,8 +3,14 @@
  * threads calling at once (the second call finds the pool busy and runs on
  * its own thread). Inputs and weights are zero bytes (any index is then
  * row 0); the test is about data races, not values (verify checks those).
- * Exit status: 0, or 1 when a call fails or the outputs of the calls differ. */
+ * The calling thread's CPU affinity must be the same after the calls (the
+ * pool moves a caller off a shared CPU by narrowing its mask for a moment,
+ * then restores it).
+ * Exit status: 0, or 1 when a call fails, the outputs of the calls differ
+ * or the caller's affinity changed. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_EQUAL */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +56,10 @@ static void *run(void *v) {
 }
 
 int main(void) {
+#ifdef __linux__
+  cpu_set_t mask0, mask1;
+  if (sched_getaffinity(0, sizeof mask0, &mask0)) return fprintf(stderr, "tsan_run: no affinity\n"), 1;
+#endif
   weights = zeros(SYM(_WEIGHTS_SIZE));
   call a, b;
   setup(&a), setup(&b);
@@ -62,6 +72,10 @@ int main(void) {
   for (int i = 0; i < SYM(_NUM_OUTPUTS) && !bad; i++)
     bad = memcmp(a.out[i], b.out[i], (size_t)SYM(_output_bytes)(i, NULL)) != 0;
   printf("calls %s\n", bad ? "differ or failed" : "agree");
+#ifdef __linux__
+  if (sched_getaffinity(0, sizeof mask1, &mask1) || !CPU_EQUAL(&mask0, &mask1))
+    bad = 1, printf("the caller's CPU affinity changed\n");
+#endif
   teardown(&a), teardown(&b);
   free(weights);
   return bad;
