@@ -116,26 +116,47 @@ static int64_t abs64(int64_t x) {
  * the RoPE tables and the rotated half — runs its innermost loop along the
  * axis that gives more of its accesses unit stride (the reads, vectorised;
  * the output then stored with a stride), when that axis is at least 16
- * long. A plain transpose (one read, one write) keeps the output's order. */
-static void order_transposed(walk *w, sched_kernel *k) {
+ * long. A plain transpose (one read, one write) keeps the output's order.
+ * So does a kernel with reads along the output's lines, unless its
+ * innermost axis is shorter than one vector of the target: then the reads
+ * across the lines (a convolution's result stored channels innermost, as
+ * a residual Add over a 14-wide map reads it: 256 channels a position)
+ * take an axis along which they are all unit stride, the others strided,
+ * when the lines those strided accesses touch in one pass of that axis
+ * fit in L1 (each line is touched again in the next passes). Zen 5, 1
+ * thread, hot buffers, [C, W, W] + [W, W + 1, C] transposed: W 14, C 256
+ * (32 KB a pass) 48.3 -> 14.5 us, C 128 14.1 -> 4.7; W 10, C 256 18.7 ->
+ * 7.3; but W 7, C 512 (64 KB a pass) 14.2 -> 20.2, so not there. */
+static void order_transposed(walk *w, sched_kernel *k, const sched_target *t) {
+  int lanes = sched_target_lanes(t);
   int last = k->outer[k->nouter - 1], best = -1, best_unit = 0, last_unit = 0;
   if (k->nstages || k->ngathers || w->gather || w->opaque || w->naddrs < 2) return;
+  bool along = false, across = false;
   for (int i = 0; i < w->naddrs; i++) {
     const addr *x = &w->addrs[i];
     if (!x->esize) continue;
     if (!ir_dim_valid(x->coef[last]) || ir_dim_is_sym(x->coef[last])) return;
-    if (i && abs64(x->coef[last]) * x->esize < 64) return; /* a read along the output's lines */
+    if (i && abs64(x->coef[last]) * x->esize < 64) along = true; /* a read along the output's lines */
+    else if (i) across = true;
     last_unit += x->coef[last] == 1;
   }
+  if (along && (!across || ir_dim_is_sym(k->space.d[last]) || k->space.d[last] >= lanes)) return;
   for (int j = 0; j + 1 < k->nouter; j++) {
     int b = k->outer[j], unit = 0;
     bool ok = !ir_dim_is_sym(k->space.d[b]) && k->space.d[b] >= 16;
     for (int i = 1; i < w->naddrs && ok; i++) {
       const addr *x = &w->addrs[i];
-      ok = !x->esize || x->coef[b] == 0 || x->coef[b] == 1;
+      bool x_across = x->esize && abs64(x->coef[last]) * x->esize >= 64;
+      ok = !x->esize || x->coef[b] == 1 || (!along && x->coef[b] == 0) || (along && !x_across);
       unit += x->esize && x->coef[b] == 1;
     }
-    if (ok && unit > last_unit && unit > best_unit) best = j, best_unit = unit;
+    if (ok && along) { /* the strided accesses' lines of one pass of b, the output's too */
+      int64_t strided = 0;
+      for (int i = 0; i < w->naddrs; i++)
+        strided += w->addrs[i].esize && w->addrs[i].coef[b] != 0 && w->addrs[i].coef[b] != 1;
+      ok = t->l1d > 0 && (!strided || k->space.d[b] <= t->l1d / 64 / strided);
+    }
+    if (ok && (along || unit > last_unit) && unit > best_unit) best = j, best_unit = unit;
   }
   if (best < 0) return;
   int b = k->outer[best];
@@ -163,7 +184,7 @@ void sched_collapse(const sched_program *p, sched_kernel *k) {
   for (int h = 0; h < k->ngathers; h++)
     walk_value(&w, ir_node_get(p->g, k->gathers[h])->src[1], k->gather_ids[h], false);
   free(w.seen);
-  order_transposed(&w, k);
+  order_transposed(&w, k, &p->opt.target);
   /* a and b collapse when every address has coef[a] = d_b * coef[b], no
    * mask over either */
   bool ok[IR_MAX_RANK] = {false};
