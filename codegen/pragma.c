@@ -105,16 +105,19 @@ bool cg_wants_threads(cg_kernel *c) {
   double ns = (double)ir_dim_ref(c->p->g, flops) / (c->k->gemm.on ? 64 : 16) +
               (double)ir_dim_ref(c->p->g, bytes) / 16;
   c->chunks = ns / 10000 > 2.0 * c->threads ? (int64_t)(ns / 10000) : 2 * c->threads;
-  /* A single row streaming its weights (gemm.c: stream_read): two chunks a
-   * thread, so that each core reads its share as one forward stream. A
+  /* A single row streaming its weights (gemm.c: stream_read, and the
+   * one-byte panels fetched ahead): two chunks a thread, so that each core
+   * reads its share as one forward stream. A
    * worker claims chunks from the back, so with small chunks its stream ran
    * backwards a chunk at a time, which neither the hardware prefetchers nor
    * the fetch ahead follow. The 1.1B int4 decode step at 2 threads, Zen 5
    * (EPYC family 26 model 2), wall clock under SCHED_FIFO, 5 interleaved
    * rounds of 6 steps, load 8: 13.75-15.17 ms against 16.62-16.84 with
    * ~10 us chunks (w1: 88 chunks of 2 panels); 4 chunks a thread
-   * 13.98-14.84. */
-  if (c->k->gemm.on && c->k->gemm.nstream && !c->k->gemm.stream_spread) c->chunks = 2 * c->threads;
+   * 13.98-14.84. int8 (8 rounds): 22.6-29.1 against 23.8-28.9 (medians
+   * 23.4 against 24.7). */
+  if (c->k->gemm.on && ((c->k->gemm.nstream && !c->k->gemm.stream_spread) || c->k->gemm.ahead))
+    c->chunks = 2 * c->threads;
   return ns >= 20000 || c->threads_all;
 }
 
@@ -285,10 +288,19 @@ void cg_prefetch_weights(cg_kernel *c, isl_ast_node *kloop) {
     if (panel_prefetch(k) && !later)
       cg_line(c->body, c->depth, "O2C_PREFETCH(&b%d[%lld * (%s + 1 < %lld ? %s + 1 : %s) + %d * %s]);", b,
               (long long)panel, tile.s, (long long)npan, tile.s, tile.s, gm->nr, red.s);
+    /* one line a page where the target says so (gemm.c: stream_read):
+     * the 1.1B int8 decode step on Zen 5 (EPYC family 26 model 2), 1
+     * thread, CPU time, 6 interleaved rounds, load 8: 36.3-37.6 ms against
+     * 42.6-45.0 with every line fetched (as read once, prefetchnta: 37.0-52.5) */
+    int64_t run = gm->nr * (int64_t)ir_dtype_size(c->p->bufs[gm->packed_buf[i]].dtype),
+            page = c->p->opt.target.fetch_page;
+    cg_buf every = {0};
+    if (gm->ahead && page > run) cg_printf(&every, "if ((%s) %% %lld == 0) ", red.s, (long long)(page / run));
     if (gm->ahead)
-      cg_line(c->body, c->depth, "O2C_PREFETCH(&b%d[%lld * %s + %d * %s + %d < %lld ? %lld * %s + %d * %s + %d : %lld]);",
-              b, (long long)panel, tile.s, gm->nr, red.s, gm->ahead, (long long)last, (long long)panel, tile.s,
-              gm->nr, red.s, gm->ahead, (long long)last);
+      cg_line(c->body, c->depth, "%sO2C_PREFETCH(&b%d[%lld * %s + %d * %s + %d < %lld ? %lld * %s + %d * %s + %d : %lld]);",
+              every.s ? every.s : "", b, (long long)panel, tile.s, gm->nr, red.s, gm->ahead, (long long)last,
+              (long long)panel, tile.s, gm->nr, red.s, gm->ahead, (long long)last);
+    free(every.s);
     c->out->prefetch = true;
   }
   free(tile.s), free(red.s), free(mtile.s);
