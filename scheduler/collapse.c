@@ -126,7 +126,9 @@ static int64_t abs64(int64_t x) {
  * fit in L1 (each line is touched again in the next passes). Zen 5, 1
  * thread, hot buffers, [C, W, W] + [W, W + 1, C] transposed: W 14, C 256
  * (32 KB a pass) 48.3 -> 14.5 us, C 128 14.1 -> 4.7; W 10, C 256 18.7 ->
- * 7.3; but W 7, C 512 (64 KB a pass) 14.2 -> 20.2, so not there. */
+ * 7.3; but W 7, C 512 (64 KB a pass) 14.2 -> 20.2, so not there. A read
+ * that stays put along the output's innermost axis (a per-channel bias)
+ * is neither along nor across. */
 static void order_transposed(walk *w, sched_kernel *k, const sched_target *t) {
   int lanes = sched_target_lanes(t);
   int last = k->outer[k->nouter - 1], best = -1, best_unit = 0, last_unit = 0;
@@ -136,6 +138,7 @@ static void order_transposed(walk *w, sched_kernel *k, const sched_target *t) {
     const addr *x = &w->addrs[i];
     if (!x->esize) continue;
     if (!ir_dim_valid(x->coef[last]) || ir_dim_is_sym(x->coef[last])) return;
+    if (i && !x->coef[last]) continue; /* the same element all along the line (a bias) */
     if (i && abs64(x->coef[last]) * x->esize < 64) along = true; /* a read along the output's lines */
     else if (i) across = true;
     last_unit += x->coef[last] == 1;
