@@ -501,7 +501,12 @@ int sched_gemm_packed_buf(const sched_kernel *k, ir_ref r) {
 static void chunk_columns(const sched_program *p, sched_kernel *k, int64_t col_bytes) {
   sched_gemm *gm = &k->gemm;
   int64_t l2 = p->opt.target.l2, per = 0, ext = 0;
-  if (l2 <= 0 || gm->m < 0 || gm->rows_outer || gm->cols_conv || gm->cols_outer || gm->kc || gm->npacked ||
+  /* one reduced axis (a 1x1 or im2col product, the stem's taps): a
+   * windowed sum over (c, kh, kw) re-reads each column panel from L1 for
+   * every row block in the panel order, and from L2 in chunks (AVX2 3x3,
+   * 64 -> 64 at 56x56: 2.76 -> 3.26 ms; AVX-512 equal) */
+  if (l2 <= 0 || k->nred != 1 || gm->m < 0 || gm->rows_outer || gm->cols_conv || gm->cols_outer || gm->kc ||
+      gm->npacked ||
       col_bytes <= l2 / 5 * 4 || ir_dim_is_sym(k->space.d[gm->m]) || k->space.d[gm->m] < 2 * gm->mr)
     return;
   int a = -1;
