@@ -64,7 +64,7 @@
                       a short map (bands, output channels as the columns);
                       1-D
   conv_chunks.onnx    columns larger than L2 in chunks (1x1 with a
-                      residual, wide 3x3, a product of two inputs)"""
+                      residual, a product of two inputs; a wide 3x3 not)"""
 import os
 import numpy as np
 import onnx
@@ -466,8 +466,9 @@ save("convs_wide_cols14", [
 # (native here, the x86-64-v3 preset's 512 KiB) read in chunks that take an
 # eighth of it, row blocks inside: a 1x1 convolution over 90 rows of 100
 # (864 KB of columns, a last partial chunk, 60 rows: a partial row block)
-# with a residual Add and Relu, a wide 3x3 over the same input, and a
-# product of two inputs (chunks of column panels)
+# with a residual Add and Relu, a wide 3x3 over the same input (windowed
+# sums keep the panel order), and a product of two inputs (chunks of
+# column panels)
 rc = np.random.default_rng(13)
 save("conv_chunks", [
     helper.make_node("Conv", ["x", "k1w", "k1b"], ["k1"]),
