@@ -133,8 +133,10 @@ static isl_multi_union_pw_aff *band(isl_ctx *ctx, const sched_kernel *k, const t
   return m;
 }
 
-/* The band dimension of a chunk of axis a (outer_dims): below -1, never an axis or m. */
+/* The band dimension of a chunk of axis a (outer_dims): below -1, never an
+ * axis or m; CHUNK_AXIS is its inverse. */
 #define CHUNK_DIM(a) (-2 - (a))
+#define CHUNK_AXIS(d) (-2 - (d))
 
 /* The tile band: kept axes other than m and n in their order, then the
  * column tile, then the row tile (with k slices the row tile is in a band
@@ -160,7 +162,8 @@ static void outer_dim(strbuf *b, const sched_kernel *k, const tile_stmt *s, int 
   int dims[IR_MAX_RANK];
   outer_dims(k, dims);
   if (dims[i] < -1) /* a chunk: of column tiles when the axis is n */
-    sb_printf(b, "floor(i%d%s / %d)", -2 - dims[i], -2 - dims[i] == k->gemm.n ? "t" : "", k->gemm.chunk);
+    sb_printf(b, "floor(i%d%s / %d)", CHUNK_AXIS(dims[i]), CHUNK_AXIS(dims[i]) == k->gemm.n ? "t" : "",
+              k->gemm.chunk);
   else if (tile_of(k, dims[i]))
     sb_printf(b, "i%dt", dims[i]);
   else
@@ -201,7 +204,7 @@ static isl_union_set *isolate_full_tiles(sched_program *p, const sched_kernel *k
   for (int i = 0; i < n; i++) sb_printf(&b, "%sd%d", i ? "," : "", i);
   sb_printf(&b, "]] : ");
   for (int i = 0; i < n; i++) {
-    int t = tile_of(k, dims[i]), a = -2 - dims[i];
+    int t = tile_of(k, dims[i]), a = CHUNK_AXIS(dims[i]);
     if (dims[i] < -1) { /* every chunk: only the tiles inside need be full */
       sb_printf(&b, "%s0 <= d%d and %d*d%d < ", i ? " and " : "", i,
                 a == k->gemm.n ? k->gemm.chunk * k->gemm.nr : k->gemm.chunk, i);
