@@ -506,11 +506,40 @@ def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list
                     loop.kill()
                     loop.wait()
             row = dict(model=label, threads=tb, ours_threads=t if (omp or t == 1) else 1, ours_ms=it['ours_ms'],
-                       ort_ms=it['ort_ms'], ratio=it['ort_ms'] / it['ours_ms'], maxdiff=it['maxdiff'], error='')
+                       ort_ms=it['ort_ms'], ratio=it['ort_ms'] / it['ours_ms'], maxdiff=it['maxdiff'], error='',
+                       **{k: it.get(k) for k in SPLIT_COLS})
             rows.append(row)
             made.append(row)
             log(f"  {label} t={tb}: ours {it['ours_ms']:.3f} ms, ort {it['ort_ms']:.3f} ms, max|diff| {it['maxdiff']:.3g}")
+            log('    ' + split_text(it))
     return made
+
+
+# Per row, from interleave.js: each side's median process CPU time per run
+# (every thread) and the medians of each batch's first run and of the others
+# (wall): whether a wall-clock median is work, time off the CPU (other
+# load), or the cold first run after the pause (bench/README.md).
+SPLIT_COLS = ['ours_cpu_ms', 'ort_cpu_ms', 'ours_first_ms', 'ort_first_ms', 'ours_rest_ms', 'ort_rest_ms']
+
+
+def split_text(it):
+    def f(k):
+        return 'n/a' if it.get(k) is None else f'{it[k]:.3f}'
+    return (f"process CPU ms ours {f('ours_cpu_ms')} ort {f('ort_cpu_ms')}; first run of a batch ours "
+            f"{f('ours_first_ms')} ort {f('ort_first_ms')}, the others ours {f('ours_rest_ms')} ort {f('ort_rest_ms')}")
+
+
+def split_lines(rows):
+    def f(v):
+        return f'{v:.3f}' if isinstance(v, float) else '-'
+    out = [f"{'model':<30} {'thr':>3}  {'ours ms':>8} {'CPU':>8} {'first':>8} / {'others':<8} | {'ort ms':>8} {'CPU':>8} {'first':>8} / others"]
+    for r in rows:
+        if r.get('error') or r.get('ours_cpu_ms') is None:
+            continue
+        out.append(f"{r['model']:<30} {str(r['threads']):>3}  {f(r['ours_ms']):>8} {f(r['ours_cpu_ms']):>8} "
+                   f"{f(r['ours_first_ms']):>8} / {f(r['ours_rest_ms']):<8} | {f(r['ort_ms']):>8} {f(r['ort_cpu_ms']):>8} "
+                   f"{f(r['ort_first_ms']):>8} / {f(r['ort_rest_ms'])}")
+    return out
 
 
 def share_weights(d, od, key):
@@ -634,7 +663,7 @@ def bench_cnn(keys, threads_list, rows, peaks, compile_log):
 
 
 # ---------------------------------------------------------------- output
-COLS = ['model', 'threads', 'ours_threads', 'ours_ms', 'ort_ms', 'ratio', 'ort_floor_ms', 'ratio_net', 'gflops', 'pct_fma', 'gbs', 'pct_bw', 'maxdiff', 'check', 'error']
+COLS = ['model', 'threads', 'ours_threads', 'ours_ms', 'ort_ms', 'ratio', 'ort_floor_ms', 'ratio_net', 'gflops', 'pct_fma', 'gbs', 'pct_bw', 'maxdiff', 'check', 'error'] + SPLIT_COLS
 # outputs agree with onnxruntime's when every |ours - ort| <= CHECK_ATOL (the
 # whole-model tolerance of the tests)
 CHECK_ATOL = 1e-4
@@ -852,7 +881,10 @@ def main():
     text = '\n'.join([f'Last run: {started} — `ONNX2C_BENCH_MODELS={",".join(keys)} TARGET={TARGET}`', '', f'Machine: {desc}', '',
                       *peak_lines, '', 'onnxruntime per-call floor (1-element Identity):', '', *floor_lines, '',
                       'Embedding (1 thread):', '', *emb_lines, '',
-                      '```', *lines, '```', '', 'Compile times:', '', '```', *clines, '```'])
+                      '```', *lines, '```', '',
+                      'Wall against CPU (medians per run, ms: wall; process CPU, every thread; wall of each '
+                      "batch's first run after the pause / of the others), ours | onnxruntime:", '',
+                      '```', *split_lines(rows), '```', '', 'Compile times:', '', '```', *clines, '```'])
     update_readme(text, 'large' if stem == 'results_large' else 'results')
     bad = [r['model'] for r in rows if r.get('error') or check_of(r) != 'ok']
     # the embedding outputs against numpy W[ids], both forms

@@ -19,7 +19,10 @@
  *                      order of NAME_DIM_NAMES); it runs through NAME_run_dims
  *     --serve          command mode (for the interleaved driver), stdin lines:
  *                        warm N   -> N untimed runs, replies "ok"
- *                        time N   -> N timed runs, replies "times t1 ... tN" (ms)
+ *                        time N   -> N timed runs, replies "times w1,c1 ... wN,cN":
+ *                                    wall ms of each run, and the process's CPU ms
+ *                                    in it (every thread: a pool worker's too),
+ *                                    read outside the wall interval
  *                        dump DIR -> writes DIR/out_K.bin, replies "ok"
  *                        quit
  * Default mode prints:  ours_median_ms X / ours_min_ms X / memcpy_median_ms X
@@ -136,6 +139,15 @@ static void dump(const char *dir) {
   }
 }
 
+/* CPU time of the whole process (every thread), ms: the driver sets it
+ * beside the wall clock so that a row shows how much of its wall time
+ * the process did not run (other load) and how much was work. */
+static double process_cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
 static int serve(void) {
   char line[4096];
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -151,9 +163,11 @@ static int serve(void) {
       int n = atoi(arg);
       printf("times");
       for (int i = 0; i < n; i++) {
+        double c0 = process_cpu_ms();
         double t0 = now_ms();
         run_once();
-        printf(" %.5f", now_ms() - t0);
+        double t1 = now_ms();
+        printf(" %.5f,%.5f", t1 - t0, process_cpu_ms() - c0);
       }
       printf("\n");
     } else if (!strcmp(cmd, "dump")) {

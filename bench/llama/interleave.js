@@ -6,9 +6,16 @@
 // SPEC: { model, inputs: [{name, dtype, dims, file}], harness: [argv...],
 //         threads, warmup, runs, batch, dumpdir, gapms }
 // Prints one JSON line: {ours_ms, ort_ms, ours_min_ms, ort_min_ms, maxdiff,
-//                        ours_runs, ort_runs} (medians in ms).
-// Both sides are timed in-process: the harness around NAME_run with
-// clock_gettime, onnxruntime here around session.run with process.hrtime.
+//                        ours_runs, ort_runs, ours_cpu_ms, ort_cpu_ms,
+//                        ours_first_ms, ort_first_ms, ours_rest_ms, ort_rest_ms}
+// (medians in ms). Both sides are timed in-process: the harness around
+// NAME_run with clock_gettime, onnxruntime here around session.run with
+// process.hrtime. *_cpu_ms: the median CPU time of each side's process per
+// run (every thread; the harness's CLOCK_PROCESS_CPUTIME_ID, here
+// process.cpuUsage), read outside the timed interval: wall above CPU is
+// time the process did not run. *_first_ms: the median of each batch's
+// first run (after the pause, the caches holding the other side's data),
+// *_rest_ms of the others.
 // Per round: `batch` runs of ours, pause gapms, `batch` runs of ORT, pause.
 // After each pause the driver also waits (at most QUIET_MAX_MS) until no
 // thread of either process but this one's main thread is runnable:
@@ -107,6 +114,7 @@ async function main() {
   let results;
   for (let i = 0; i < spec.warmup; i++) results = await session.run(feeds);
   const ours = [], theirs = [], waits = [];
+  const oursCpu = [], ortCpu = [], oursFirst = [], ortFirst = [], oursRest = [], ortRest = [];
   const pids = [process.pid, child.p.pid];
   const rounds = Math.ceil(spec.runs / spec.batch);
   for (let k = 0; k < rounds; k++) {
@@ -114,13 +122,19 @@ async function main() {
     waits.push(await quiet(pids));
     r = await child.cmd(`time ${spec.batch}`);
     if (!r.startsWith('times')) throw new Error(`harness: ${r}`);
-    ours.push(...r.split(/\s+/).slice(1).map(Number));
+    r.split(/\s+/).slice(1).forEach((x, i) => {
+      const [wall, cpu] = x.split(',').map(Number);
+      ours.push(wall); oursCpu.push(cpu); (i ? oursRest : oursFirst).push(wall);
+    });
     await sleep(gap);
     waits.push(await quiet(pids));
     for (let i = 0; i < spec.batch; i++) {
+      const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       results = await session.run(feeds);
-      theirs.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      const wall = Number(process.hrtime.bigint() - t0) / 1e6;
+      const c1 = process.cpuUsage(c0);
+      theirs.push(wall); ortCpu.push((c1.user + c1.system) / 1e3); (i ? ortRest : ortFirst).push(wall);
     }
   }
   // correctness: our outputs vs onnxruntime's
@@ -143,7 +157,10 @@ async function main() {
   await session.release();
   process.stdout.write(JSON.stringify({ ours_ms: median(ours), ort_ms: median(theirs),
     ours_min_ms: Math.min(...ours), ort_min_ms: Math.min(...theirs), maxdiff,
-    ours_runs: ours.length, ort_runs: theirs.length, quiet_max_ms: Math.max(...waits) }) + '\n');
+    ours_runs: ours.length, ort_runs: theirs.length, quiet_max_ms: Math.max(...waits),
+    ours_cpu_ms: median(oursCpu), ort_cpu_ms: median(ortCpu), ours_first_ms: median(oursFirst),
+    ort_first_ms: median(ortFirst), ours_rest_ms: oursRest.length ? median(oursRest) : null,
+    ort_rest_ms: ortRest.length ? median(ortRest) : null }) + '\n');
 }
 
 main().catch((e) => { process.stderr.write(`interleave: ${String(e && e.message || e)}\n`); process.exit(1); });
