@@ -19,7 +19,8 @@
  *                      order of NAME_DIM_NAMES); it runs through NAME_run_dims
  *     --serve          command mode (for the interleaved driver), stdin lines:
  *                        warm N   -> N untimed runs, replies "ok"
- *                        time N   -> N timed runs, replies "times w1,c1 ... wN,cN":
+ *                        time N   -> N timed runs, replies "times t1 ... tN" (ms)
+ *                        timec N  -> the same, replies "times w1,c1 ... wN,cN":
  *                                    wall ms of each run, and the process's CPU ms
  *                                    in it (every thread: a pool worker's too),
  *                                    read outside the wall interval
@@ -159,15 +160,16 @@ static int serve(void) {
       int n = atoi(arg);
       for (int i = 0; i < n; i++) run_once();
       printf("ok\n");
-    } else if (!strcmp(cmd, "time")) {
-      int n = atoi(arg);
+    } else if (!strcmp(cmd, "time") || !strcmp(cmd, "timec")) {
+      int n = atoi(arg), with_cpu = !strcmp(cmd, "timec");
       printf("times");
       for (int i = 0; i < n; i++) {
-        double c0 = process_cpu_ms();
+        double c0 = with_cpu ? process_cpu_ms() : 0;
         double t0 = now_ms();
         run_once();
         double t1 = now_ms();
-        printf(" %.5f,%.5f", t1 - t0, process_cpu_ms() - c0);
+        if (with_cpu) printf(" %.5f,%.5f", t1 - t0, process_cpu_ms() - c0);
+        else printf(" %.5f", t1 - t0);
       }
       printf("\n");
     } else if (!strcmp(cmd, "dump")) {

@@ -120,7 +120,7 @@ async function main() {
   for (let k = 0; k < rounds; k++) {
     await sleep(gap);
     waits.push(await quiet(pids));
-    r = await child.cmd(`time ${spec.batch}`);
+    r = await child.cmd(`timec ${spec.batch}`);
     if (!r.startsWith('times')) throw new Error(`harness: ${r}`);
     r.split(/\s+/).slice(1).forEach((x, i) => {
       const [wall, cpu] = x.split(',').map(Number);
