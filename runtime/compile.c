@@ -164,7 +164,9 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
   if (!rc && o->dump && !strcmp(o->dump, "ir")) ir_dump(m->g, stderr);
   if (!rc) {
     progress(o, "[3/4] scheduling %d primitives into kernels (isl)...", ir_graph_count(m->g));
-    rc = sched_build(m->g, &o->sched, &m->p, err, n);
+    sched_options so = o->sched;
+    so.threads = o->threads; /* which loop a kernel's threads split (gemm.c) */
+    rc = sched_build(m->g, &so, &m->p, err, n);
     stage_done(o, "schedule", &t);
   }
   if (!rc && o->dump && !strcmp(o->dump, "schedule")) sched_dump(m->p, stderr);

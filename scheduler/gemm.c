@@ -525,6 +525,34 @@ static void chunk_columns(const sched_program *p, sched_kernel *k, int64_t col_b
   gm->chunk = (int)c, gm->chunk_axis = a;
 }
 
+/* A product whose columns are a small packed weight (a classifier head:
+ * CRNN's 768 -> 97 over 80 positions, 3 full column panels) runs its
+ * column panels outermost, and that loop is the one the thread pool
+ * splits: 3 panels on 2 threads go 2 : 1 and the head gained nothing from
+ * a second thread. Compiled for threads, with fewer full panels than two a
+ * thread and at least two row blocks a thread, the row blocks go outside
+ * instead, when the whole packed weight stays in L2 for every row block
+ * (half of it, beside the rows): the panels come from L2 in either order
+ * (one is already larger than L1), and the threads split the rows. */
+static void rows_for_threads(const sched_program *p, sched_kernel *k, const gemm_walk *w, const bool *pack) {
+  sched_gemm *gm = &k->gemm;
+  const sched_target *t = &p->opt.target;
+  int th = p->opt.threads;
+  if (th < 2 || t->l2 <= 0 || gm->m < 0 || k->nred != 1 || gm->rows_outer || gm->cols_conv ||
+      ir_dim_is_sym(k->space.d[gm->m]) || ir_dim_is_sym(k->space.d[gm->n]) || gm->mr < 1 || gm->nr < 1)
+    return;
+  int64_t bytes = 0;
+  for (int i = 0; i < w->nreads; i++) {
+    const sched_buf *b = &p->bufs[w->reads[i].buf];
+    if (!w->reads[i].coef[gm->n]) continue;
+    if (!pack[i] || ir_dim_is_sym(b->numel)) return; /* columns from an activation */
+    if (b->numel > t->l2) return;                     /* too large anyway (no overflow below) */
+    bytes += b->numel * (int64_t)ir_dtype_size(b->dtype);
+  }
+  int64_t panels = k->space.d[gm->n] / gm->nr, rows = (k->space.d[gm->m] + gm->mr - 1) / gm->mr;
+  if (bytes > 0 && bytes <= t->l2 / 2 && panels < 2 * th && rows >= 2 * th) gm->rows_outer = true;
+}
+
 /* Decides whether kernel `k` takes the register-blocked form; if it does,
  * fills k->gemm and packs the weights it reads along (n, k). */
 void sched_gemm_plan(sched_program *p, sched_kernel *k) {
@@ -617,6 +645,7 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
   for (int i = 0; i < w.nreads; i++) ncols += w.reads[i].coef[n] && w.reads[i].coef[kk];
   block_size(gm, &p->opt.target, m >= 0 ? sched_ref(p, k->space.d[m]) : 1, sched_ref(p, k->space.d[n]), k->nstages,
              narrow, k->nred > 1, ncols, sched_ref(p, k->space.d[kk]), weights_cached(p));
+  rows_for_threads(p, k, &w, pack);
   k->ngathers = 0; /* indices in the epilogue are computed where they are read */
   for (int i = 0; i < w.nreads; i++) {
     if (!pack[i] || sched_gemm_packed_buf(k, w.reads[i].view) >= 0) continue;

@@ -206,6 +206,7 @@ typedef struct {
    * the legality check must refuse */
   bool tile_misorder;
   sched_target target; /* empty name: native */
+  int threads;         /* the generated code's thread pool (0, 1: none) */
 } sched_options;
 
 typedef struct sched_memo sched_memo; /* isl results by model text (sched_isl.c) */
