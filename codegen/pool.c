@@ -24,7 +24,8 @@
  * compare-exchange acquires the caller's release store of the word), and it
  * stays until every claimed chunk is counted done; so plain fields suffice.
  * Workers spin a while after a job (the next kernel comes within
- * microseconds), then sleep on a condition variable. A build without POSIX
+ * microseconds), then sleep on a condition variable; for a while after a
+ * stall (the worker's CPU shared) they sleep at once. A build without POSIX
  * threads or C11 atomics (a microcontroller, -DONNX2C_NO_THREADS) runs the
  * chunks in the caller: the same code, one thread. A second call while the
  * pool is busy (two threads running models of this file) also runs on its
@@ -92,6 +93,7 @@ const char cg_pool_src[] =
     "  _Atomic int64_t done;  /* chunks of the job finished */\n"
     "  _Atomic int err, sleepers;\n"
     "  _Atomic int cpu; /* the caller's CPU when it posted the job */\n"
+    "  _Atomic uint64_t calm; /* until then (us), workers sleep after a job (o2c_pool_worker) */\n"
     "  atomic_flag busy;\n"
     "  o2c_task fn; /* the job: stable while a chunk of it is claimed */\n"
     "  void *ctx;\n"
@@ -161,6 +163,11 @@ const char cg_pool_src[] =
     "}\n"
     "#endif\n"
     "\n"
+    "static double o2c_pool_now(void) {\n"
+    "  struct timespec t;\n"
+    "  return timespec_get(&t, TIME_UTC) ? (double)t.tv_sec + 1e-9 * (double)t.tv_nsec : 0;\n"
+    "}\n"
+    "\n"
     "static void *o2c_pool_worker(void *arg) {\n"
     "  uint32_t seen = 0;\n"
     "  int nap = 0;\n"
@@ -171,7 +178,13 @@ const char cg_pool_src[] =
     "  (void)arg;\n"
     "  for (;;) {\n"
     "    uint64_t w;\n"
-    "    long spin = nap ? O2C_POOL_SPIN : 0;\n"
+    "    /* after a stall (the worker preempted holding a chunk: its CPU is\n"
+    "     * shared) it sleeps right after each job for a while: spinning uses\n"
+    "     * up its share of that CPU, so it was preempted in the next chunks;\n"
+    "     * a worker that slept is woken ahead of the CPU's other thread */\n"
+    "    long spin = nap || o2c_pool_now() * 1e6 < (double)atomic_load_explicit(&o2c_pool.calm, memory_order_relaxed)\n"
+    "                    ? O2C_POOL_SPIN\n"
+    "                    : 0;\n"
     "    while ((uint32_t)((w = atomic_load_explicit(&o2c_pool.word, memory_order_acquire)) >> 32) == seen) {\n"
     "      if (spin++ < O2C_POOL_SPIN) {\n"
     "        O2C_PAUSE();\n"
@@ -207,11 +220,6 @@ const char cg_pool_src[] =
     "    if (pthread_create(&t, &at, o2c_pool_worker, NULL)) break; /* fewer workers: still correct */\n"
     "  }\n"
     "  pthread_attr_destroy(&at);\n"
-    "}\n"
-    "\n"
-    "static double o2c_pool_now(void) {\n"
-    "  struct timespec t;\n"
-    "  return timespec_get(&t, TIME_UTC) ? (double)t.tv_sec + 1e-9 * (double)t.tv_nsec : 0;\n"
     "}\n"
     "\n"
     "/* Runs the job on the pool, the caller too; the OR of fn's results.\n"
@@ -319,6 +327,7 @@ const char cg_pool_src[] =
     "  }\n"
     "  if (wait > O2C_POOL_STALL) {\n"
     "    o2c_pool.stall_at = t1;\n"
+    "    atomic_store_explicit(&o2c_pool.calm, (uint64_t)((t1 + O2C_POOL_HOLD_MAX) * 1e6), memory_order_relaxed);\n"
     "    o2c_pool_hold(t1);\n"
     "    return;\n"
     "  }\n"
