@@ -15,6 +15,13 @@ check=$1 exe=$2 gen=$3 model=$gen/$4 out=$5
 eval "set -- $6"
 cc=${CC:-cc}
 fail() { echo "FAIL: $*"; exit 1; }
+# true when DIR holds a compile temporary (NAME.XXXXXX, six letters or digits)
+temps_in() {
+  for f in "$1"/*.[A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9][A-Za-z0-9]; do
+    [ -e "$f" ] && return 0
+  done
+  return 1
+}
 rm -rf "$out"
 mkdir -p "$out" || fail "cannot create $out"
 case $check in
@@ -94,7 +101,9 @@ compile_signal)
     rm -rf "$out/o"
     "$exe" "$model" -o "$out/o" >/dev/null 2>"$out/err" &
     pid=$!
-    while kill -0 $pid 2>/dev/null && ! ls "$out/o" 2>/dev/null | grep -q '\.[A-Za-z0-9]\{6\}$'; do :; done
+    # a glob and builtins, a look every 5 ms: the window lasts tens of ms,
+    # and a loop of ls | grep forks spun one core for the whole compile
+    while kill -0 $pid 2>/dev/null && ! temps_in "$out/o"; do sleep 0.005; done
     kill -TERM $pid 2>/dev/null
     wait $pid
     st=$?
