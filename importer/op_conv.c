@@ -25,10 +25,11 @@ static ir_ref conv_bias_wide(ir_graph *g, ir_ref y, ir_ref *b) {
  * the input's columns [C/G * taps, O...] flattened: a 1x1 convolution
  * without stride or padding reads the input as it is; otherwise the windows
  * of the padded input are copied into those columns (im2col). Taken where
- * the windowed forms block badly: many taps for the channels they sum (the
- * 7x7 stem over 3 channels reads 49 taps per step of a 3-long sum, a chain
- * of 49 dependent FMAs per row), or short output rows with a stride (the
- * block's columns are then the whole map, not one row of it). */
+ * the windowed forms block badly: many taps for the channels they sum (a
+ * 7x7 over 3 channels reads 49 taps per step of a 3-long sum, a chain of
+ * 49 dependent FMAs per row; strided along long rows, conv_row_unfold
+ * below), or short output rows with a stride (the block's columns are
+ * then the whole map, not one row of it). */
 static ir_ref conv_matmul(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w, int64_t M, int64_t vf) {
   const ir_shape *s = &ir_node_get(g, x5)->shape;
   int64_t N = s->d[0], G = s->d[1], cg = s->d[3], taps = imp_tap_count(w), cols = 1;
@@ -90,6 +91,33 @@ static ir_ref conv_matmul(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const im
   ir_ref xm = ir_view_reshape(g, xc, xs), wm = ir_view_reshape(g, wt, ws);
   ir_ref y = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xm, wm), 1u << 3);
   return flat ? conv_bias_wide(g, y, b) : y;
+}
+
+/* A 2-D convolution strided along its rows with many taps over few
+ * channels (the 7x7/2 stem over RGB): the padded input's rows unfolded
+ * along the row only, U [N, G, 1, C/G, Hp, k1, O1] with U[.., h, kw, ow] =
+ * xp[.., h, ow * s1 + kw * d1], copied once; the product then reads U
+ * through a window across rows (kh, oh: row oh * s0 + kh * d0) and sums
+ * over (c, kh, kw) like the windowed forms, each step a unit-stride run
+ * of an output row. im2col's columns repeat each unfolded row for every
+ * output row whose window covers it (k0 / s0 times: the stem's 7.4 MB
+ * against 2.2 MB). */
+static ir_ref conv_row_unfold(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w, ir_shape wr) {
+  ir_ref xp = imp_pad_spatial(g, x5, w, 0.0);
+  /* stored rows outermost, [N, G, 1, Hp, C/G, k1, O1]: the copy's
+   * threaded loop then splits the rows as the product's does (each core
+   * reads what it wrote), and an output row's window is one run */
+  int rows_first[7] = {0, 1, 2, 4, 3, 5, 6};
+  ir_ref u = ir_view_window(g, xp, 1, &w->k[1], &w->s[1], &w->d[1], &w->out[1]);
+  u = ir_view_permute(g, ir_move(g, ir_view_permute(g, u, rows_first)), rows_first);
+  int hp_last[7] = {0, 1, 2, 3, 5, 6, 4}; /* [N, G, 1, C/G, k1, O1, Hp] */
+  int taps_first8[8] = {0, 1, 2, 3, 6, 4, 7, 5}; /* [.., k1, O1, k0, O0] -> [.., k0, k1, O0, O1] */
+  ir_ref xw = ir_view_window(g, ir_view_permute(g, u, hp_last), 1, &w->k[0], &w->s[0], &w->d[0], &w->out[0]);
+  xw = ir_view_permute(g, xw, taps_first8);
+  ir_shape ws = {.rank = 8};
+  for (int i = 0; i < 6; i++) ws.d[i] = wr.d[i];
+  ws.d[6] = ws.d[7] = 1;
+  return ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xw, ir_view_reshape(g, wt, ws)), 7u << 3);
 }
 
 /* A constant weight w5 [1, G, M/G, C/G, k...] as one constant with its taps
@@ -646,6 +674,13 @@ static bool cols_fits(ir_graph *g, const imp_window *w, const ir_shape *xs, ir_r
   return taps > 1 && taps <= 9 && xs->d[1] >= 8 && M % (2 * vf) == 0 && w->out[0] <= 12 && w->out[1] >= 32;
 }
 
+/* conv_row_unfold's case: 2-D, static, strided along the row with output
+ * rows of at least 32 positions (the columns), more than 9 taps over fewer
+ * than 8 channels (im2col's copy repeats each row k0 / s0 times). */
+static bool row_unfold_fits(const imp_window *w, const ir_shape *xs, int64_t cg) {
+  return w->nsp == 2 && ir_shape_is_static(xs) && w->s[1] > 1 && w->out[1] >= 32 && imp_tap_count(w) > 9 && cg < 8;
+}
+
 /* The convolution of x [N, C, L...] by wt [M, C/G, k...] (same type, float
  * or int32) as one of the forms above, [N, M, O...]; the node's kernel_shape,
  * strides, dilations, pads and group. Padding is with zeros: ConvInteger
@@ -690,6 +725,8 @@ ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt, ir_ref *b) {
         : f == CONV_WIDE || f == CONV_ROWS
             ? conv_bands(n, x5, wt, &w, wr, vf, regs, f == CONV_WIDE)
             : IR_NONE;
+  if (y == IR_NONE && !ir_failed(g) && f == CONV_MATMUL && row_unfold_fits(&w, &xs, C / G))
+    y = conv_row_unfold(g, x5, wt, &w, wr);
   if (y == IR_NONE && !ir_failed(g))
     y = f == CONV_MATMUL ? conv_matmul(g, x5, wt, b, &w, M, imp_ctx_vector_floats(n->ctx))
         : f == CONV_TAPS ? conv_taps(g, x5, wt, &w, wr)

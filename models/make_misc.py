@@ -64,7 +64,12 @@
                       a short map (bands, output channels as the columns);
                       1-D
   conv_chunks.onnx    columns larger than L2 in chunks (1x1 with a
-                      residual, a product of two inputs; a wide 3x3 not)"""
+                      residual, a product of two inputs; a wide 3x3 not)
+  convs_stem.onnx     many taps over few channels strided along the row
+                      (rows unfolded along the row, no im2col): a 7x7/2
+                      RGB stem with Relu and MaxPool, a 5x5 at strides
+                      (3, 2) dilated (1, 2) with asymmetric pads, a 7x7/2
+                      over two groups"""
 import os
 import numpy as np
 import onnx
@@ -480,6 +485,24 @@ save("conv_chunks", [
     [vi("y1", F, [1, 60, 90, 100]), vi("y2", F, [1, 20, 90, 100]), vi("y3", F, [200, 5000])],
     [w("k1w", (60, 24, 1, 1), 0.2, rc), w("k1b", (60,), 0.1, rc), w("k2w", (20, 24, 3, 3), 0.1, rc),
      w("k2b", (20,), 0.1, rc)])
+
+# many taps over few channels, strided along the row (op_conv.c:
+# conv_row_unfold, the rows unfolded along the row once, read through a
+# window across rows): a ResNet-like 7x7/2 stem over RGB padded 3 with 20
+# output channels (two row blocks on AVX-512, a remainder elsewhere), its
+# bias, Relu and a 3x3/2 MaxPool; a 5x5 at strides (3, 2), dilated (1, 2),
+# padded [1, 2, 2, 0] over 2 channels; a 7x7/2 with two groups of 3
+rs = np.random.default_rng(14)
+save("convs_stem", [
+    helper.make_node("Conv", ["x", "t1w", "t1b"], ["t1"], pads=[3, 3, 3, 3], strides=[2, 2]),
+    helper.make_node("Relu", ["t1"], ["r1"]),
+    helper.make_node("MaxPool", ["r1"], ["y1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+    helper.make_node("Conv", ["u", "t2w"], ["y2"], pads=[1, 2, 2, 0], strides=[3, 2], dilations=[1, 2]),
+    helper.make_node("Conv", ["v", "t3w", "t3b"], ["y3"], pads=[3, 3, 3, 3], strides=[2, 2], group=2),
+], [vi("x", F, [1, 3, 40, 70]), vi("u", F, [1, 2, 30, 80]), vi("v", F, [1, 6, 24, 66])],
+    [vi("y1", F, [1, 20, 10, 18]), vi("y2", F, [1, 16, 10, 37]), vi("y3", F, [1, 16, 12, 33])],
+    [w("t1w", (20, 3, 7, 7), 0.1, rs), w("t1b", (20,), 0.1, rs), w("t2w", (16, 2, 5, 5), 0.2, rs),
+     w("t3w", (16, 3, 7, 7), 0.1, rs), w("t3b", (16,), 0.1, rs)])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())

@@ -180,6 +180,14 @@ static int wide_vectors(const sched_gemm *gm, const sched_target *t, int64_t M, 
         (work == best_work && (nv + mr) * best * best_mr < (best + best_mr) * nv * mr))
       best = nv, best_work = work, best_mr = mr;
   }
+  /* no block of whole columns (the stem's 112-wide rows): the most rows
+   * that leave no remainder block, down to 2/3 of the cap (64 rows: 8 x
+   * 32, not 5 x 12 + 4) */
+  if (best_work < 0) {
+    int64_t mr = block_rows(gm, t, M, nstages, best, 12), r = mr;
+    while (M % r && r * 3 > mr * 2) r--;
+    best_mr = M % r ? mr : r;
+  }
   *cap = best_mr;
   return best;
 }
