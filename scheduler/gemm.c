@@ -403,7 +403,13 @@ void sched_gemm_panel(const sched_program *p, const sched_buf *b, int64_t pn, vo
  * of them without fetches 17.0 / 8.3). Only where the target says so
  * (fetch_page): the AVX2 kernel, bound by its instructions, was slower
  * with it (the 1.1B int4 step 44.5-53.4 against 41.5-46.4 ms CPU time),
- * as with both forms (every line 1 KiB ahead too). */
+ * as with both forms (every line 1 KiB ahead too). The page 32 KiB ahead
+ * instead of 8 with --threads 2 (Zen 5, the 1.1B int4 step, SCHED_FIFO
+ * wall clock, rounds in rotated order, load 8-11): harness alone, medians
+ * 10.5-13.5 % lower (9 and 11 of 12 rounds), 16 KiB no lower, 64 KiB
+ * 10.6 %; in the bench's interleaved driver 14.48 against 15.27 ms
+ * (medians of 5 rounds, 4 won). One thread (CPU time) was 13 % slower
+ * with 32 KiB (11 of 12 rounds), so only a pooled build fetches further. */
 static void stream_read(sched_program *p, sched_kernel *k, const gemm_read *r, bool packed) {
   sched_gemm *gm = &k->gemm;
   const sched_buf *b = &p->bufs[r->buf];
@@ -428,7 +434,11 @@ static void stream_read(sched_program *p, sched_kernel *k, const gemm_read *r, b
   int i = gm->nstream++;
   gm->stream_buf[i] = r->buf, gm->stream_off[i] = r->offset;
   memcpy(gm->stream_coef[i], r->coef, sizeof r->coef);
-  int64_t ahead = FETCH_AHEAD / (step * es), page = p->opt.target.fetch_page;
+  int64_t page = p->opt.target.fetch_page;
+  /* with a pool, both cores stream at once and each waits longer for
+   * memory: the page ahead is opened 4 x FETCH_AHEAD ahead (one thread:
+   * slower) */
+  int64_t ahead = (page && p->opt.threads > 1 ? 4 : 1) * FETCH_AHEAD / (step * es);
   gm->stream_ahead[i] = ahead < 1 ? 1 : (int)ahead;
   gm->stream_every[i] = page > step * es ? (int)(page / (step * es)) : 1; /* page 0: 1 */
 }
