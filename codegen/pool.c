@@ -24,8 +24,8 @@
  * compare-exchange acquires the caller's release store of the word), and it
  * stays until every claimed chunk is counted done; so plain fields suffice.
  * Workers spin a while after a job (the next kernel comes within
- * microseconds), then sleep on a condition variable; for a while after a
- * stall (the worker's CPU shared) they sleep at once. A build without POSIX
+ * microseconds), then sleep on a condition variable; for a while after
+ * stalls in a row (the worker's CPU shared) they sleep at once. A build without POSIX
  * threads or C11 atomics (a microcontroller, -DONNX2C_NO_THREADS) runs the
  * chunks in the caller: the same code, one thread. A second call while the
  * pool is busy (two threads running models of this file) also runs on its
@@ -178,8 +178,8 @@ const char cg_pool_src[] =
     "  (void)arg;\n"
     "  for (;;) {\n"
     "    uint64_t w;\n"
-    "    /* after a stall (the worker preempted holding a chunk: its CPU is\n"
-    "     * shared) it sleeps right after each job for a while: spinning uses\n"
+    "    /* after stalls in a row (the worker preempted holding a chunk: its\n"
+    "     * CPU is shared) it sleeps right after each job for a while: spinning uses\n"
     "     * up its share of that CPU, so it was preempted in the next chunks;\n"
     "     * a worker that slept is woken ahead of the CPU's other thread */\n"
     "    long spin = nap || o2c_pool_now() * 1e6 < (double)atomic_load_explicit(&o2c_pool.calm, memory_order_relaxed)\n"
@@ -327,7 +327,10 @@ const char cg_pool_src[] =
     "  }\n"
     "  if (wait > O2C_POOL_STALL) {\n"
     "    o2c_pool.stall_at = t1;\n"
-    "    atomic_store_explicit(&o2c_pool.calm, (uint64_t)((t1 + O2C_POOL_HOLD_MAX) * 1e6), memory_order_relaxed);\n"
+    "    /* from the third hold in a row: a stall now and then (other load)\n"
+    "     * is cheaper than a sleeping worker's wake-ups (o2c_pool_worker) */\n"
+    "    if (o2c_pool.hold >= 4 * O2C_POOL_HOLD)\n"
+    "      atomic_store_explicit(&o2c_pool.calm, (uint64_t)((t1 + O2C_POOL_HOLD_MAX) * 1e6), memory_order_relaxed);\n"
     "    o2c_pool_hold(t1);\n"
     "    return;\n"
     "  }\n"
