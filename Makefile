@@ -24,7 +24,7 @@ deps:
 	@scripts/deps.sh
 
 # Everything: unit tests, the ONNX node-test suite (generated C built with
-# the README's speed flags, every 4th test plain -O0), then the ASan pass.
+# the README's speed flags, every 4th test plain -O1), then the ASan pass.
 test: deps all
 	@cd $(BUILD) && { ctest -j$(JOBS) --output-junit junit.xml; rc=$$?; \
 	  ../scripts/node_summary.sh junit.xml; exit $$rc; }
