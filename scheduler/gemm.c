@@ -543,6 +543,19 @@ static void chunk_columns(const sched_program *p, sched_kernel *k, int64_t col_b
   gm->chunk = (int)c, gm->chunk_axis = a;
 }
 
+/* The bytes of the static buffers read along the columns (axis n); with
+ * `once`, a buffer read at several offsets (a taps form) counts once. */
+static int64_t column_bytes(const sched_program *p, const gemm_walk *w, int n, bool once) {
+  int64_t bytes = 0;
+  for (int i = 0; i < w->nreads; i++) {
+    const sched_buf *b = &p->bufs[w->reads[i].buf];
+    bool seen = false;
+    for (int j = 0; j < i && once; j++) seen |= w->reads[j].buf == w->reads[i].buf && w->reads[j].coef[n];
+    if (w->reads[i].coef[n] && !seen && !ir_dim_is_sym(b->numel)) bytes += b->numel * (int64_t)ir_dtype_size(b->dtype);
+  }
+  return bytes;
+}
+
 /* A product whose columns are a small packed weight (a classifier head:
  * CRNN's 768 -> 97 over 80 positions, 3 full column panels) runs its
  * column panels outermost, and that loop is the one the thread pool
@@ -628,12 +641,12 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
    * 0.48 MB inputs and the 7x7/2 layer's 0.45 MB columns too): the model
    * 52.9 -> 50.7 ms; with half of L2, DBNet's 0.39 MB AVX2 kernel flipped
    * too and the model was 3 % slower (1 thread, CPU time, loaded). */
-  int64_t row_elems = 0, col_elems = 0, col_bytes = 0;
+  int64_t row_elems = 0, col_elems = 0, col_bytes = m >= 0 && !npack ? column_bytes(p, &w, n, false) : 0;
   for (int i = 0; i < w.nreads && m >= 0 && !npack; i++) {
     const gemm_read *r = &w.reads[i];
     const sched_buf *b = &p->bufs[r->buf];
     if (r->coef[n] && !ir_dim_is_sym(b->numel))
-      col_elems += b->numel, col_bytes += b->numel * (int64_t)ir_dtype_size(b->dtype);
+      col_elems += b->numel;
     else if (r->coef[m] && b->kind == SCHED_BUF_WEIGHT && !ir_dim_is_sym(b->numel)) row_elems += b->numel;
   }
   gm->rows_outer = row_elems > col_elems && (p->opt.target.l2 <= 0 || col_bytes <= p->opt.target.l2 / 5 * 4);
@@ -680,13 +693,6 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
   /* each buffer the columns read counted once (a taps form reads one
    * nine times): MobileNetV3-small's stem, 0.6 MB of stride phases, had
    * been chunked for 5.5 MB and ran 1-2 % slower */
-  int64_t once = 0;
-  for (int i = 0; i < w.nreads && m >= 0 && !npack; i++) {
-    const sched_buf *b = &p->bufs[w.reads[i].buf];
-    bool seen = false;
-    for (int j = 0; j < i; j++) seen |= w.reads[j].buf == w.reads[i].buf && w.reads[j].coef[n];
-    if (w.reads[i].coef[n] && !seen && !ir_dim_is_sym(b->numel)) once += b->numel * (int64_t)ir_dtype_size(b->dtype);
-  }
-  chunk_columns(p, k, once);
+  chunk_columns(p, k, m >= 0 && !npack ? column_bytes(p, &w, n, true) : 0);
   gm->parts = acc_parts(gm, &p->opt.target, k->nstages);
 }
