@@ -312,6 +312,31 @@ static bool is_reduced(const sched_kernel *k, int a) {
   return false;
 }
 
+/* Beside the weights' next slice, the rows' input (gemm.c: rows_slices):
+ * row block `mt` at step `kk` fetches the next kc channels (past the last
+ * slice: the first) at positions ((kk mod kc) x mtiles + mt) x spread + j,
+ * j < spread, of the rows_count the buffer holds; clamped to the buffer. */
+static void rows_fetch(cg_kernel *c, const char *kk, const char *mt) {
+  const sched_kernel *k = c->k;
+  const sched_gemm *gm = &k->gemm;
+  const sched_buf *rb = &c->p->bufs[gm->rows_buf];
+  int64_t K = k->space.d[gm->k], es = (int64_t)ir_dtype_size(rb->dtype), kc = gm->kc;
+  int64_t last = rb->numel - kc, bytes = (kc * es + 63) / 64 * 64;
+  if (!mt || last < 0) return;
+  int b = cg_kernel_arg(c, gm->rows_buf), d = c->depth;
+  cg_line(c->body, d++, "{");
+  cg_line(c->body, d, "const int64_t o2c_c = %s - %s %% %lld + %lld < %lld ? %s - %s %% %lld + %lld : 0;", kk, kk,
+          (long long)kc, (long long)kc, (long long)K, kk, kk, (long long)kc, (long long)kc);
+  cg_line(c->body, d, "for (int64_t o2c_q = ((%s %% %lld) * %d + %s) * %d, o2c_e = o2c_q + %d; o2c_q < o2c_e && o2c_q < %lld; o2c_q++)",
+          kk, (long long)kc, gm->mtiles, mt, gm->rows_spread, gm->rows_spread, (long long)gm->rows_count);
+  cg_line(c->body, d + 1,
+          "for (int64_t pf = 0; pf < %lld; pf += 64) O2C_PREFETCH((const char *)&b%d[%lld + %lld * o2c_q + o2c_c < %lld ? "
+          "%lld + %lld * o2c_q + o2c_c : %lld] + pf);",
+          (long long)bytes, b, (long long)gm->rows_base, (long long)gm->rows_stride, (long long)last,
+          (long long)gm->rows_base, (long long)gm->rows_stride, (long long)last);
+  cg_line(c->body, --d, "}");
+}
+
 /* At the top of a single row's k loop: the run of each weight read as it
  * lies (gemm.c: stream_read) `ahead` runs further on in memory is fetched
  * into cache now (the last runs of the buffer fetch its end), as data read
@@ -365,6 +390,7 @@ void cg_prefetch_streams(cg_kernel *c, isl_ast_node *kloop) {
                 64 * gm->stream_spread, cg_kernel_arg(c, gm->stream_buf[i]), e.s, (long long)last,
                 e.s, (long long)last);
         free(e.s);
+        if (i == 0 && gm->rows_spread) rows_fetch(c, kk, idx[gm->m].s);
       }
       c->out->prefetch |= ok;
       free(at.s);

@@ -498,6 +498,42 @@ static void conv_slices(sched_program *p, sched_kernel *k, const gemm_walk *w) {
   }
 }
 
+/* With threads, the sliced convolution above splits its column panels:
+ * every chunk reads the whole input, which the kernel before wrote half
+ * (or, unthreaded, all) on the other core. In a thread's first chunk each
+ * slice then waits for the other core's lines one miss at a time, the
+ * FMAs stalled (this VM: a line from the other core's L2 is slow, and the
+ * kernel's reads, a run of kc channels every position stride, leave the
+ * hardware prefetchers nothing to follow). So beside the weights' next
+ * slice each row block fetches the input's next kc channels (past the
+ * last slice: the first, for the next panel) at its share of the
+ * positions, ceil(positions / (kc x row blocks)) a k step; later chunks
+ * find them in L2 already. One thread keeps its input in its own L2 (the
+ * C without threads is unchanged). ResNet-18's 14x14 and 7x7 layers on Zen
+ * 5 (EPYC family 26 model 2), 2 threads: docs/DESIGN.md ("The input's
+ * next slice"). */
+static void rows_slices(const sched_program *p, sched_kernel *k, const gemm_walk *w) {
+  sched_gemm *gm = &k->gemm;
+  int64_t K = k->space.d[gm->k];
+  if (p->opt.threads < 2 || !gm->stream_spread || !gm->kc || gm->m < 0 || ir_dim_is_sym(K)) return;
+  for (int i = 0; i < w->nreads; i++) {
+    const gemm_read *r = &w->reads[i];
+    const sched_buf *b = &p->bufs[r->buf];
+    if (b->kind == SCHED_BUF_WEIGHT || !r->coef[gm->m] || r->coef[gm->n] || r->coef[gm->k] != 1) continue;
+    int64_t stride = r->coef[gm->m], numel = b->numel;
+    /* a position's kc channels one run inside the buffer, runs apart */
+    if (r->masked || ir_dim_is_sym(stride) || ir_dim_is_sym(r->offset) || ir_dim_is_sym(numel) ||
+        stride < K || numel < stride || numel > INT64_MAX / 4)
+      return;
+    int64_t base = (r->offset % stride + stride) % stride, count = (numel - base) / stride,
+            per = (int64_t)gm->kc * gm->mtiles;
+    if (count < 1 || per < 1) return;
+    gm->rows_buf = r->buf, gm->rows_base = base, gm->rows_stride = stride, gm->rows_count = count;
+    gm->rows_spread = (int)((count + per - 1) / per);
+    return;
+  }
+}
+
 int sched_gemm_packed_buf(const sched_kernel *k, ir_ref r) {
   for (int i = 0; i < k->gemm.npacked; i++)
     if (k->gemm.packed_view[i] == r) return k->gemm.packed_buf[i];
@@ -687,7 +723,7 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
   if (!p->opt.no_kslice && k->nred == 1)
     k_slices(gm, &p->opt.target, m >= 0 ? k->space.d[m] : 1, k->space.d[kk], k->nstages);
   else if (!p->opt.no_kslice && gm->cols_outer && m >= 0)
-    conv_slices(p, k, &w);
+    conv_slices(p, k, &w), rows_slices(p, k, &w);
   if (gm->prefetch && gm->npacked && !ir_dim_is_sym(k->space.d[kk]))
     gm->pf_lines = spread_lines(p, gm, sched_ref(p, k->space.d[m]), k->space.d[kk]);
   /* each buffer the columns read counted once (a taps form reads one

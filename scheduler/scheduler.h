@@ -121,6 +121,12 @@ typedef struct {
    * the column panel, fetched while the row blocks pass the current one:
    * this many lines per k step in every row block (gemm.c: conv_slices) */
   int stream_spread;
+  /* > 0 (with stream_spread, compiled for threads): the rows' input is
+   * fetched too, its next slice of kc channels at each of `rows_count`
+   * positions rows_base + rows_stride x q of buffer `rows_buf`, this many
+   * positions per k step in every row block (gemm.c: rows_slices) */
+  int rows_spread, rows_buf;
+  int64_t rows_base, rows_stride, rows_count;
   /* partial accumulators per element of the block (1: one): a step that
    * adds several products (MatMulNBits' codes of a word) adds them in turn
    * to `parts` sums, added at the end, so that a block of few vectors (one
