@@ -78,6 +78,16 @@ typedef struct {
   uint32_t rows_syms;
   const char *decl;
   bool in_rows, outside;
+  /* an innermost loop split where its masks hold (emit.c, split_loop):
+   * 1 while its body is rendered to collect the masks on iterator
+   * `split_it` (their common range [split_lo, split_hi), split_n of them,
+   * split_bad for a symbolic bound), 2 while the middle loop's body is
+   * rendered (those conditions left out) */
+  int split_mode;
+  const char *split_it;
+  int64_t split_lo, split_hi;
+  int split_n;
+  bool split_bad;
 } cg_kernel;
 
 /* The C text of o2c_exp2f, printed into files that use it (program.c). */

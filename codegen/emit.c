@@ -7,7 +7,10 @@
 
 #include <isl/ast.h>
 #include <isl/id.h>
+#include <isl/val.h>
 #include <string.h>
+
+static void print_node(cg_kernel *c, isl_ast_node *node);
 
 /* A statement of a register-blocked kernel: strip-mined axes come as
  * (tile, position in tile) argument pairs (scheduler/tile.c). */
@@ -87,7 +90,6 @@ static void print_user(cg_kernel *c, isl_ast_node *node) {
   for (int i = 0; i < nax; i++) free(args[i].s);
   isl_ast_expr_free(call);
 }
-static void print_node(cg_kernel *c, isl_ast_node *node);
 
 
 /* A threaded loop: its body becomes a rows function of the kernel (one per
@@ -177,6 +179,88 @@ static int block_terms(cg_kernel *c, isl_ast_node_list *l) {
   return nt > 4 ? nt : 0;
 }
 
+/* The value of an integer AST expression, or false. */
+static bool ast_int(isl_ast_expr *e, int64_t *v) {
+  if (!e || isl_ast_expr_get_type(e) != isl_ast_expr_int) return false;
+  isl_val *x = isl_ast_expr_get_val(e);
+  bool ok = x && isl_val_is_int(x);
+  if (ok) *v = isl_val_get_num_si(x);
+  isl_val_free(x);
+  return ok;
+}
+
+/* The constant bounds [lo, hi) of a unit-step loop over `it`, or false. */
+static bool loop_bounds(isl_ast_node *node, int64_t *lo, int64_t *hi) {
+  isl_ast_expr *init = isl_ast_node_for_get_init(node), *inc = isl_ast_node_for_get_inc(node),
+               *cond = isl_ast_node_for_get_cond(node);
+  int64_t step = 0, ub = 0;
+  bool ok = ast_int(init, lo) && ast_int(inc, &step) && step == 1 && isl_ast_expr_get_type(cond) == isl_ast_expr_op;
+  if (ok) {
+    enum isl_ast_expr_op_type t = isl_ast_expr_op_get_type(cond);
+    isl_ast_expr *b = isl_ast_expr_op_get_arg(cond, 1);
+    ok = (t == isl_ast_expr_op_le || t == isl_ast_expr_op_lt) && ast_int(b, &ub);
+    *hi = t == isl_ast_expr_op_le ? ub + 1 : ub;
+    isl_ast_expr_free(b);
+  }
+  isl_ast_expr_free(init), isl_ast_expr_free(inc), isl_ast_expr_free(cond);
+  return ok;
+}
+
+static void split_piece(cg_kernel *c, isl_ast_node *body, const char *it, int64_t lo, int64_t hi, int mode) {
+  if (lo >= hi) return;
+  cg_line(c->body, c->depth, "for (int64_t %s = %lld; %s < %lld; %s += 1) {", it, (long long)lo, it, (long long)hi, it);
+  c->split_mode = mode;
+  c->depth++;
+  print_node(c, body);
+  c->depth--;
+  c->split_mode = 0;
+  cg_line(c->body, c->depth, "}");
+}
+
+/* An innermost loop of a kernel without sums whose statement reads views
+ * masked along its iterator (a padded copy: `c2 >= 1 && c2 < 321` in every
+ * element) runs as the loops before, inside and after the range where all
+ * those masks hold; inside, the conditions are left out, so gcc vectorises
+ * a plain copy (a condition on an outer iterator is unswitched). The
+ * DBNet-like 16 -> 24 layer's padded copy: see docs/DESIGN.md, "Masks split
+ * out of the innermost loop". */
+/* gcc makes the middle of a padded copy a memcpy call per row; on rows
+ * of 160 floats that lost to the masked loop it vectorised before, from
+ * 320 on it won (see docs/DESIGN.md) */
+#define SPLIT_MIN 256
+
+static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
+  int64_t lo, hi;
+  if (c->k->gemm.on || c->k->nstages || c->split_mode || !loop_bounds(node, &lo, &hi)) return false;
+  isl_ast_node *body = isl_ast_node_for_get_body(node);
+  bool ok = isl_ast_node_get_type(body) == isl_ast_node_user;
+  if (ok) {
+    /* render the body once to a scratch buffer, collecting the masks */
+    cg_buf scratch = {0}, *keep = c->body;
+    int nvars = c->nvars;
+    bool has_index = c->has_index;
+    c->body = &scratch;
+    c->split_it = it, c->split_lo = lo, c->split_hi = hi, c->split_n = 0, c->split_bad = false;
+    c->split_mode = 1;
+    c->depth++;
+    print_node(c, body);
+    c->depth--;
+    c->split_mode = 0;
+    c->body = keep, c->nvars = nvars, c->has_index = has_index;
+    free(scratch.s);
+    ok = c->split_n > 0 && !c->split_bad && c->split_hi - c->split_lo >= SPLIT_MIN;
+  }
+  if (ok) {
+    int64_t a = c->split_lo, b = c->split_hi;
+    split_piece(c, body, it, lo, a, 0);
+    split_piece(c, body, it, a, b, 2);
+    split_piece(c, body, it, b, hi, 0);
+  }
+  c->split_it = NULL;
+  isl_ast_node_free(body);
+  return ok;
+}
+
 static void print_node(cg_kernel *c, isl_ast_node *node) {
   switch (isl_ast_node_get_type(node)) {
   case isl_ast_node_for: {
@@ -199,6 +283,11 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
       free(i.s), free(b.s), free(cd.s), free(s.s);
       isl_ast_expr_free(it), isl_ast_expr_free(init), isl_ast_expr_free(cond),
           isl_ast_expr_free(inc);
+      break;
+    }
+    if (!c->k_loop && split_loop(c, node, i.s)) {
+      free(i.s), free(b.s), free(cd.s), free(s.s);
+      isl_ast_expr_free(it), isl_ast_expr_free(init), isl_ast_expr_free(cond), isl_ast_expr_free(inc);
       break;
     }
     bool kloop = c->k_loop, pieces = kloop && c->pieces;

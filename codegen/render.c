@@ -97,10 +97,26 @@ static bool unmasked_axis(const ir_view *v, int k) {
   return v->lo[k] <= 0 && v->hi[k] >= v->shape.d[k];
 }
 
-static void render_mask(cg_buf *o, const ir_view *v, char *const *idx) {
+/* A condition on the iterator of a split loop (emit.c, split_loop): while
+ * collecting, its range narrows the split's; in the middle loop it holds
+ * and is left out. */
+static bool split_cond(cg_kernel *c, const ir_view *v, int k, const char *ix) {
+  if (!c->split_mode || !c->split_it || strcmp(ix, c->split_it)) return false;
+  if (c->split_mode == 2) return true;
+  if (ir_dim_is_sym(v->lo[k]) || ir_dim_is_sym(v->hi[k])) {
+    c->split_bad = true;
+    return false;
+  }
+  if (v->lo[k] > c->split_lo) c->split_lo = v->lo[k];
+  if (v->hi[k] < c->split_hi) c->split_hi = v->hi[k];
+  c->split_n++;
+  return false;
+}
+
+static void render_mask(cg_kernel *c, cg_buf *o, const ir_view *v, char *const *idx) {
   bool first = true;
   for (int k = 0; k < v->shape.rank; k++) {
-    if (unmasked_axis(v, k)) continue;
+    if (unmasked_axis(v, k) || split_cond(c, v, k, idx[k])) continue;
     cg_printf(o, "%s%s >= ", first ? "" : " && ", idx[k]);
     D(o, v->lo[k]);
     cg_printf(o, " && %s < ", idx[k]);
@@ -174,11 +190,12 @@ static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
     render_panel_read(c, o, panel);
     return;
   }
-  if (n->view.masked) {
-    cg_printf(o, "((");
-    render_mask(o, &n->view, idx);
-    cg_printf(o, ") ? ");
-  }
+  /* no condition left: every one holds (a split loop's middle) */
+  cg_buf mask = {0};
+  if (n->view.masked) render_mask(c, &mask, &n->view, idx);
+  bool masked = mask.n > 0;
+  if (masked) cg_printf(o, "((%s) ? ", mask.s);
+  free(mask.s);
   if (src->op == IR_LOAD) {
     render_load(o, src);
   } else if (c->p->buf_of[n->src[0]] < 0) {
@@ -205,7 +222,7 @@ static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
       cg_printf(o, ")");
     }
   }
-  if (n->view.masked) {
+  if (masked) {
     cg_printf(o, " : ");
     literal(o, n->dtype, n->view.pad_value, to_int(n->view.pad_value));
     cg_printf(o, ")");

@@ -69,7 +69,14 @@
                       (rows unfolded along the row, no im2col): a 7x7/2
                       RGB stem with Relu and MaxPool, a 5x5 at strides
                       (3, 2) dilated (1, 2) with asymmetric pads, a 7x7/2
-                      over two groups"""
+                      over two groups
+  pads_long.onnx      masks split out of the innermost loop (codegen/emit.c:
+                      split_loop) over rows of 256 and more: a wide 3x3
+                      padded [1, 2, 1, 1], a 3x3/2 (im2col) and an RGB
+                      3x3/2 stem (stride phases) over 300-wide rows, a 1-D
+                      conv strided 2 over 700 samples, two Pads of one
+                      input by other widths added (the range where both
+                      masks hold), a Pad with a value past a Relu"""
 import os
 import numpy as np
 import onnx
@@ -503,6 +510,29 @@ save("convs_stem", [
     [vi("y1", F, [1, 20, 10, 18]), vi("y2", F, [1, 16, 10, 37]), vi("y3", F, [1, 16, 12, 33])],
     [w("t1w", (20, 3, 7, 7), 0.1, rs), w("t1b", (20,), 0.1, rs), w("t2w", (16, 2, 5, 5), 0.2, rs),
      w("t3w", (16, 3, 7, 7), 0.1, rs), w("t3b", (16,), 0.1, rs)])
+
+# masks split out of the innermost loop (codegen/emit.c: split_loop): every
+# padded copy over rows of at least 256 elements, 1-D and 2-D, and the sum
+# of two views padded by other widths (their common range)
+rl = np.random.default_rng(15)
+save("pads_long", [
+    helper.make_node("Conv", ["x", "l1w", "l1b"], ["l1"], pads=[1, 2, 1, 1]),
+    helper.make_node("Relu", ["l1"], ["y1"]),
+    helper.make_node("Conv", ["x", "l2w"], ["y2"], pads=[1, 1, 1, 1], strides=[2, 2]),
+    helper.make_node("Conv", ["rgb", "l3w", "l3b"], ["y3"], pads=[1, 1, 1, 1], strides=[2, 2]),
+    helper.make_node("Conv", ["z", "l4w", "l4b"], ["y4"], pads=[3, 2], strides=[2]),
+    helper.make_node("Pad", ["q", "pq1"], ["q1"]),
+    helper.make_node("Pad", ["q", "pq2"], ["q2"]),
+    helper.make_node("Add", ["q1", "q2"], ["y5"]),
+    helper.make_node("Relu", ["q"], ["qr"]),
+    helper.make_node("Pad", ["qr", "pq3", "pv"], ["y6"]),
+], [vi("x", F, [1, 8, 6, 300]), vi("rgb", F, [1, 3, 8, 300]), vi("z", F, [1, 8, 700]), vi("q", F, [2, 3, 280])],
+    [vi("y1", F, [1, 16, 6, 301]), vi("y2", F, [1, 16, 3, 150]), vi("y3", F, [1, 8, 4, 150]),
+     vi("y4", F, [1, 16, 351]), vi("y5", F, [2, 3, 284]), vi("y6", F, [2, 3, 287])],
+    [w("l1w", (16, 8, 3, 3), 0.2, rl), w("l1b", (16,), 0.1, rl), w("l2w", (16, 8, 3, 3), 0.2, rl),
+     w("l3w", (8, 3, 3, 3), 0.3, rl), w("l3b", (8,), 0.1, rl), w("l4w", (16, 8, 4), 0.2, rl),
+     w("l4b", (16,), 0.1, rl), i64("pq1", [0, 0, 1, 0, 0, 3]), i64("pq2", [0, 0, 2, 0, 0, 2]),
+     i64("pq3", [0, 0, 4, 0, 0, 3]), numpy_helper.from_array(np.array(0.5, np.float32), "pv")])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
