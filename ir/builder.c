@@ -155,6 +155,25 @@ ir_ref ir_matmul(ir_graph *g, ir_ref a, ir_ref b) {
     ir_dim_str(g->nodes[b].shape.d[rb - 2], y, sizeof y);
     return ir_fail(g, "matmul inner dimensions differ (%s vs %s)", x, y), IR_NONE;
   }
+  /* b a copy repeating its source along a batch axis (ir_view_unrepeat):
+   * the matmul on the source, that axis split in a and in the result */
+  ir_ref bs;
+  int ax;
+  if (ra == rb && ir_view_unrepeat(g, b, &bs, &ax) && ax < rb - 2 &&
+      g->nodes[a].shape.d[ax] == g->nodes[b].shape.d[ax]) {
+    ir_shape sa = g->nodes[a].shape, sy;
+    for (int i = ra; i > ax + 1; i--) sa.d[i] = sa.d[i - 1];
+    sa.d[ax] = g->nodes[bs].shape.d[ax];
+    sa.d[ax + 1] = g->nodes[bs].shape.d[ax + 1];
+    sa.rank = ra + 1;
+    ir_ref y = ir_matmul(g, ir_view_reshape(g, a, sa), bs);
+    if (!ir_refs_ok(g, 1, &y)) return IR_NONE;
+    sy = g->nodes[y].shape;
+    sy.d[ax] = g->nodes[b].shape.d[ax];
+    for (int i = ax + 1; i < ra; i++) sy.d[i] = sy.d[i + 1];
+    sy.rank = ra;
+    return ir_view_reshape(g, y, sy);
+  }
   /* a[..., M, 1, K] * b^T[..., 1, N, K], summed over K */
   int perm[IR_MAX_RANK];
   for (int i = 0; i < rb; i++) perm[i] = i;

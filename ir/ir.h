@@ -371,6 +371,12 @@ bool ir_view_broadcast_map(const ir_view *v, const ir_shape *src, int *view_axis
  * transpose): every source axis of size > 1 is read by one view axis, with
  * its contiguous stride; every other view axis is a broadcast. */
 bool ir_view_axis_map(const ir_view *v, const ir_shape *src, int *view_axis);
+/* When `b` reads (in place, its axes maybe permuted) a copy that a reshape
+ * made of a view repeating an axis R times (stride 0) merged into the axis
+ * before it (G·R: grouped-query attention's keys and values), *bs is the
+ * same values read from the copy's source with that axis split into
+ * (G, R), and *axis b's axis that holds G·R; else false. */
+bool ir_view_unrepeat(ir_graph *g, ir_ref b, ir_ref *bs, int *axis);
 
 /* Composite helpers, built only from primitives (builder.c). */
 ir_ref ir_sub(ir_graph *g, ir_ref a, ir_ref b);

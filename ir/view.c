@@ -486,3 +486,67 @@ ir_ref ir_view_squeeze(ir_graph *g, ir_ref a, int axis) {
   s.rank--;
   return ir_view_reshape(g, a, s);
 }
+
+/* A reshape that merges a repeated (stride 0) axis into the axis before it
+ * is no strided view, so ir_view_reshape copies the repeat first:
+ * grouped-query attention's keys and values, [B, G, T, D] expanded to
+ * [B, G, R, T, D] and reshaped to [B, G·R, T, D], written R times over (the
+ * 1.1B LLaMA: 1 MB a layer for each of keys and values, from 128 KB). A
+ * matmul reading the copy can read its source instead (builder.c). */
+static bool unrepeat_at(const ir_view *vb, const ir_shape *ms, const ir_view *v, int h, ir_view *o,
+                        int *axis) {
+  int64_t st[IR_MAX_RANK], merged = ir_dim_mul(ms->d[h], ms->d[h + 1]);
+  ir_contiguous_strides(ms, st);
+  uint32_t used = 0;
+  int n = 0;
+  *axis = -1;
+  for (int k = 0; k < vb->shape.rank; k++) {
+    int64_t d = vb->shape.d[k];
+    if (*axis < 0 && d == merged && vb->stride[k] == st[h + 1]) {
+      /* G·R read as (G, R): the source's strides, R's 0 */
+      *axis = k;
+      o->shape.d[n] = ms->d[h];
+      o->stride[n++] = v->stride[h];
+      o->shape.d[n] = ms->d[h + 1];
+      o->stride[n++] = 0;
+      used |= 3u << h;
+      continue;
+    }
+    int j = 0;
+    while (j < ms->rank && (j == h || j == h + 1 || (used & (1u << j)) || ms->d[j] != d ||
+                            (d != 1 && vb->stride[k] != st[j])))
+      j++;
+    if (j == ms->rank) return false;
+    used |= 1u << j;
+    o->shape.d[n] = d;
+    o->stride[n++] = v->stride[j];
+  }
+  for (int j = 0; j < ms->rank; j++)
+    if (ms->d[j] != 1 && !(used & (1u << j))) return false;
+  o->shape.rank = n;
+  for (int i = 0; i < n; i++) o->hi[i] = o->shape.d[i];
+  return *axis >= 0;
+}
+
+bool ir_view_unrepeat(ir_graph *g, ir_ref b, ir_ref *bs, int *axis) {
+  ir_view vb;
+  ir_ref m = base_of(g, b, &vb);
+  const ir_node *mn = &g->nodes[m];
+  if (mn->op != IR_MOVE || vb.masked || vb.gather || vb.offset != 0) return false;
+  const ir_node *vn = &g->nodes[mn->src[0]];
+  if (vn->op != IR_VIEW || vn->view.gather || vn->view.masked || vb.shape.rank >= IR_MAX_RANK)
+    return false;
+  /* the copy has its source view's shape: an axis h + 1 repeated (stride
+   * 0) that b reads merged with axis h, every other axis read as it is */
+  for (int h = 0; h + 1 < mn->shape.rank; h++) {
+    ir_view o;
+    memset(&o, 0, sizeof o);
+    o.offset = vn->view.offset;
+    if (vn->view.stride[h + 1] != 0 || mn->shape.d[h] <= 1 || mn->shape.d[h + 1] <= 1 ||
+        ir_dim_is_sym(mn->shape.d[h + 1]) || !unrepeat_at(&vb, &mn->shape, &vn->view, h, &o, axis))
+      continue;
+    *bs = finish(g, vn->src[0], &o);
+    return *bs != IR_NONE;
+  }
+  return false;
+}

@@ -534,6 +534,27 @@ save("pads_long", [
      w("l4b", (16,), 0.1, rl), i64("pq1", [0, 0, 1, 0, 0, 3]), i64("pq2", [0, 0, 2, 0, 0, 2]),
      i64("pq3", [0, 0, 4, 0, 0, 3]), numpy_helper.from_array(np.array(0.5, np.float32), "pv")])
 
+# grouped-query attention: keys and values [1, 2, 5, 8] repeated 3 times
+# (Unsqueeze, Expand, Reshape to [1, 6, 5, 8], as LLaMA's repeat_kv) for 6
+# query heads of 3 rows: the matmuls read the unrepeated cache
+# (ir_view_unrepeat); the repeated values are an output too (the copy
+# stays for it), and q1, one head broadcast over all six, keeps the copy
+save("gqa", [
+    helper.make_node("Unsqueeze", ["k", "ax2"], ["ku"]),
+    helper.make_node("Expand", ["ku", "rep"], ["ke"]),
+    helper.make_node("Reshape", ["ke", "heads"], ["kr"]),
+    helper.make_node("Transpose", ["kr"], ["kt"], perm=[0, 1, 3, 2]),
+    helper.make_node("MatMul", ["q", "kt"], ["s"]),
+    helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+    helper.make_node("Unsqueeze", ["v", "ax2"], ["vu"]),
+    helper.make_node("Expand", ["vu", "rep"], ["ve"]),
+    helper.make_node("Reshape", ["ve", "heads"], ["vr"]),
+    helper.make_node("MatMul", ["p", "vr"], ["o"]),
+    helper.make_node("MatMul", ["q1", "kt"], ["s1"]),
+], [vi("q", F, [1, 6, 3, 8]), vi("k", F, [1, 2, 5, 8]), vi("v", F, [1, 2, 5, 8]), vi("q1", F, [1, 1, 3, 8])],
+    [vi("o", F, [1, 6, 3, 8]), vi("vr", F, [1, 6, 5, 8]), vi("s1", F, [1, 6, 3, 5])],
+    [i64("ax2", [2]), i64("rep", [1, 2, 3, 5, 8]), i64("heads", [1, 6, 5, 8])])
+
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
 print("wrote", HERE)
