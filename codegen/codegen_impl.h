@@ -15,6 +15,7 @@ typedef struct {
 /* What the whole file needs: helpers per dtype, float->int casts. */
 typedef struct {
   uint32_t helpers;                          /* bit per dtype */
+  uint32_t max_sel;                          /* bit per float dtype: maxs_T is used */
   uint8_t casts[IR_DTYPE_COUNT][IR_DTYPE_COUNT];
   bool simd; /* O2C_SIMD_SUM is used */
   bool nounroll; /* O2C_NOUNROLL is used */

@@ -309,10 +309,21 @@ static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *id
       cg_printf(o, "((%s)((%s)%s %s (%s)%s))", T, wide_unsigned(n->dtype), a[0].s,
                 n->op == IR_ADD ? "+" : "*", wide_unsigned(n->dtype), a[1].s);
     break;
-  case IR_MAX:
-    cg_printf(o, "max_%s(%s, %s)", ir_dtype_name(n->dtype), a[0].s, a[1].s);
-    cg_need_helper(c->out, n->dtype);
+  case IR_MAX: {
+    /* float, outside a register-blocked kernel, of two values that are not
+     * literals: maxs_T (program.c). Against a literal (Relu's 0) max_T is
+     * one unordered compare per vector (the literal is no NaN), maxs_T
+     * three. */
+    const ir_node *x = ir_node_get(c->p->g, n->src[0]), *y = ir_node_get(c->p->g, n->src[1]);
+    if (ir_dtype_is_float(n->dtype) && !c->k->gemm.on && x->op != IR_LOAD && y->op != IR_LOAD) {
+      cg_printf(o, "maxs_%s(%s, %s)", ir_dtype_name(n->dtype), a[0].s, a[1].s);
+      c->out->max_sel |= 1u << n->dtype;
+    } else {
+      cg_printf(o, "max_%s(%s, %s)", ir_dtype_name(n->dtype), a[0].s, a[1].s);
+      cg_need_helper(c->out, n->dtype);
+    }
     break;
+  }
   case IR_IDIV:
     cg_printf(o, "idiv_%s(%s, %s)", ir_dtype_name(n->dtype), a[0].s, a[1].s);
     cg_need_helper(c->out, n->dtype);

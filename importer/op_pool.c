@@ -35,6 +35,46 @@ static ir_ref pool_indices(imp_node *n, ir_ref xp, ir_ref y, const imp_window *w
   return idx;
 }
 
+/* A 2-D max over a window strided along its rows, as two passes: the
+ * kernel rows combined first, each a strided row of the padded view read
+ * in place, [N, C, out0, Wp] copied once (unit-stride along the row; the
+ * padding a mask on the view, no copy of its own), then the kernel columns,
+ * strided slices of that copy's rows. The phase copy's form made two
+ * copies of the whole input (padded, then split into stride phases) before
+ * its k0 * k1 - 1 maxes per output; this one reads the input once and
+ * computes k0 - 1 maxes per padded column and k1 - 1 per output (ResNet-18's
+ * 3x3/2 over 64 x 112 x 112: bench/README.md). IR_NONE when it does not
+ * apply. `pad` is the type's lowest value. */
+static ir_ref pool_separable(ir_graph *g, ir_ref x, const imp_window *w, double pad) {
+  const ir_shape xs = ir_node_get(g, x)->shape;
+  if (w->nsp != 2 || xs.rank != 4 || !ir_shape_is_static(&xs) || w->k[0] < 2 || w->k[1] < 2 || w->s[1] < 2)
+    return IR_NONE;
+  ir_ref xp = imp_pad_spatial(g, x, w, pad), rows = IR_NONE;
+  if (xp == IR_NONE || ir_failed(g)) return IR_NONE;
+  ir_shape ps = ir_node_get(g, xp)->shape;
+  int64_t start[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
+  for (int i = 0; i < 4; i++) step[i] = 1, len[i] = ps.d[i];
+  step[2] = w->s[0], len[2] = w->out[0];
+  for (int64_t kh = 0; kh < w->k[0]; kh++) {
+    start[2] = kh * w->d[0];
+    ir_ref v = ir_view_slice(g, xp, start, step, len);
+    rows = kh == 0 ? v : ir_binary(g, IR_MAX, rows, v);
+  }
+  rows = ir_move(g, rows); /* stored: each column tap reads it, not 3 masked rows again */
+  for (int i = 0; i < 4; i++) start[i] = 0, step[i] = 1, len[i] = ps.d[i];
+  len[2] = w->out[0], step[3] = w->s[1], len[3] = w->out[1];
+  ir_ref acc = IR_NONE;
+  for (int64_t kw = 0; kw < w->k[1]; kw++) {
+    start[3] = kw * w->d[1];
+    ir_ref v = ir_view_slice(g, rows, start, step, len);
+    acc = kw == 0 ? v : ir_binary(g, IR_MAX, acc, v);
+  }
+  /* a node of its own: a residual Add reading the pooled value had claimed
+   * the max chain (scheduler/fuse.c, own) and left its last tap a pass
+   * over the output by itself */
+  return ir_failed(g) ? IR_NONE : ir_move(g, acc);
+}
+
 /* The taps of a pooling window combined with `op` (ADD or MAX). Padded or
  * strided, the input is copied once into stride phases (imp_window_phases, padded
  * with `pad`) so that every tap is an unmasked unit-stride read: through the
@@ -80,7 +120,8 @@ static int lower_maxpool(imp_node *n) {
   if (pool_window(n, &xs, &w)) return -1;
   int64_t order = imp_attr_i(n, "storage_order", 0);
   if (order != 0 && order != 1) return imp_fail(n, "storage_order=%lld is not supported", (long long)order);
-  ir_ref y = pool_taps(g, x, &w, IR_MAX, ir_dtype_lowest(dt));
+  ir_ref y = pool_separable(g, x, &w, ir_dtype_lowest(dt));
+  if (y == IR_NONE && !ir_failed(g)) y = pool_taps(g, x, &w, IR_MAX, ir_dtype_lowest(dt));
   if (imp_set_out(n, 0, y)) return -1;
   if (!imp_has_out(n, 1)) return 0;
   if (!ir_shape_is_static(&xs)) return imp_fail_sym(n, ir_shape_numel(&xs), "MaxPool indices of a symbolic input");

@@ -76,7 +76,13 @@
                       3x3/2 stem (stride phases) over 300-wide rows, a 1-D
                       conv strided 2 over 700 samples, two Pads of one
                       input by other widths added (the range where both
-                      masks hold), a Pad with a value past a Relu"""
+                      masks hold), a Pad with a value past a Relu
+  pools.onnx          MaxPools strided along the row as two passes (kernel
+                      rows, then columns: op_pool.c pool_separable): 3x3/2
+                      padded after a Relu (ties at 0), ceil_mode with odd
+                      sizes, 2x2/2 unpadded, dilated (2, 1) at strides
+                      (1, 2) with asymmetric pads, 3x3/2 with its indices,
+                      and a 3x3/(2, 1) one that keeps the phase form"""
 import os
 import numpy as np
 import onnx
@@ -554,6 +560,21 @@ save("gqa", [
 ], [vi("q", F, [1, 6, 3, 8]), vi("k", F, [1, 2, 5, 8]), vi("v", F, [1, 2, 5, 8]), vi("q1", F, [1, 1, 3, 8])],
     [vi("o", F, [1, 6, 3, 8]), vi("vr", F, [1, 6, 5, 8]), vi("s1", F, [1, 6, 3, 5])],
     [i64("ax2", [2]), i64("rep", [1, 2, 3, 5, 8]), i64("heads", [1, 6, 5, 8])])
+
+# MaxPools strided along the row as two passes (op_pool.c pool_separable):
+# the kernel rows combined in one copy, the columns as strided reads of it
+save("pools", [
+    helper.make_node("Relu", ["x"], ["r"]),
+    helper.make_node("MaxPool", ["r"], ["y1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+    helper.make_node("MaxPool", ["x"], ["y2"], kernel_shape=[3, 3], pads=[1, 0, 0, 1], strides=[2, 2], ceil_mode=1),
+    helper.make_node("MaxPool", ["x"], ["y3"], kernel_shape=[2, 2], strides=[2, 2]),
+    helper.make_node("MaxPool", ["x"], ["y4"], kernel_shape=[3, 2], pads=[2, 1, 1, 0], strides=[1, 2], dilations=[2, 1]),
+    helper.make_node("MaxPool", ["x"], ["y5", "i5"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+    helper.make_node("MaxPool", ["x"], ["y6"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 1]),
+], [vi("x", F, [1, 6, 23, 37])],
+    [vi("y1", F, [1, 6, 12, 19]), vi("y2", F, [1, 6, 12, 19]), vi("y3", F, [1, 6, 11, 18]),
+     vi("y4", F, [1, 6, 22, 19]), vi("y5", F, [1, 6, 12, 19]), vi("i5", TensorProto.INT64, [1, 6, 12, 19]),
+     vi("y6", F, [1, 6, 12, 37])], [])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
