@@ -228,6 +228,10 @@ static void split_piece(cg_kernel *c, isl_ast_node *body, const char *it, int64_
  * of 160 floats that lost to the masked loop it vectorised before, from
  * 320 on it won (see docs/DESIGN.md) */
 #define SPLIT_MIN 256
+/* a statement reading several masked views is no memcpy: split from 64
+ * (ResNet-18's MaxPool rows pass, three masked rows into 114 columns:
+ * see docs/DESIGN.md, "MaxPool in two passes") */
+#define SPLIT_MIN_READS 64
 
 static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
   int64_t lo, hi;
@@ -248,7 +252,7 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
     c->split_mode = 0;
     c->body = keep, c->nvars = nvars, c->has_index = has_index;
     free(scratch.s);
-    ok = c->split_n > 0 && !c->split_bad && c->split_hi - c->split_lo >= SPLIT_MIN;
+    ok = c->split_n > 0 && !c->split_bad && c->split_hi - c->split_lo >= (c->split_n > 1 ? SPLIT_MIN_READS : SPLIT_MIN);
   }
   if (ok) {
     int64_t a = c->split_lo, b = c->split_hi;

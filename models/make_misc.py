@@ -82,7 +82,9 @@
                       padded after a Relu (ties at 0), ceil_mode with odd
                       sizes, 2x2/2 unpadded, dilated (2, 1) at strides
                       (1, 2) with asymmetric pads, 3x3/2 with its indices,
-                      and a 3x3/(2, 1) one that keeps the phase form"""
+                      a 3x3/(2, 1) one that keeps the phase form, and a
+                      3x3/2 over 150-wide rows (the rows pass's masks
+                      split out of its loop, codegen/emit.c)"""
 import os
 import numpy as np
 import onnx
@@ -571,10 +573,11 @@ save("pools", [
     helper.make_node("MaxPool", ["x"], ["y4"], kernel_shape=[3, 2], pads=[2, 1, 1, 0], strides=[1, 2], dilations=[2, 1]),
     helper.make_node("MaxPool", ["x"], ["y5", "i5"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
     helper.make_node("MaxPool", ["x"], ["y6"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 1]),
-], [vi("x", F, [1, 6, 23, 37])],
+    helper.make_node("MaxPool", ["xw"], ["y7"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+], [vi("x", F, [1, 6, 23, 37]), vi("xw", F, [1, 4, 9, 150])],
     [vi("y1", F, [1, 6, 12, 19]), vi("y2", F, [1, 6, 12, 19]), vi("y3", F, [1, 6, 11, 18]),
      vi("y4", F, [1, 6, 22, 19]), vi("y5", F, [1, 6, 12, 19]), vi("i5", TensorProto.INT64, [1, 6, 12, 19]),
-     vi("y6", F, [1, 6, 12, 37])], [])
+     vi("y6", F, [1, 6, 12, 37]), vi("y7", F, [1, 4, 5, 75])], [])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
