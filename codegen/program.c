@@ -472,7 +472,7 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
   fprintf(c, "\n%s", kernels.s ? kernels.s : "");
   if (p->symbolic) {
     cg_dims_entry_begin(c, p, N);
-    fprintf(c, "%s%s", out.pool ? "  o2c_pool_call();\n" : "", entry.s ? entry.s : "");
+    fprintf(c, "%s", entry.s ? entry.s : "");
     cg_dims_entry_end(c, p, N);
     cg_dims_header(h, p, N, o->embed != NULL);
   } else {
@@ -482,8 +482,8 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
             N);
     fprintf(c,
             "  const uint8_t *w = (const uint8_t *)weights;\n  uint8_t *a = (uint8_t *)arena;\n");
-    fprintf(c, "  (void)inputs, (void)outputs, (void)w, (void)a;\n%s%s  return %s_OK;\n}\n",
-            out.pool ? "  o2c_pool_call();\n" : "", entry.s ? entry.s : "", N);
+    fprintf(c, "  (void)inputs, (void)outputs, (void)w, (void)a;\n%s  return %s_OK;\n}\n",
+            entry.s ? entry.s : "", N);
     emit_header(h, p, N, o->embed != NULL);
   }
   cg_typed_source(c, p, N);

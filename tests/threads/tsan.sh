@@ -6,8 +6,7 @@
 # race report fails the test (exit status 66); then once with every loop
 # threaded (-DO2C_POOL_ADAPT=0) and once holding threads off after every
 # threaded loop that waited at all, for a microsecond (the pool switching
-# between threaded and alone all the time; with the whole calls weighed,
-# -DO2C_POOL_CALLS=1), and once with the worker always
+# between threaded and alone all the time), and once with the worker always
 # on the caller's CPU (-DO2C_CPU()=0: it moves away, still finds itself
 # there and skips every job; the caller runs them), and once moving the caller
 # off its CPU after every threaded loop (-DO2C_POOL_LOST=-1: every span
@@ -25,7 +24,7 @@ echo "threaded loops $(grep -c 'o2c_pool_run(k' "$tmp/m.c")"
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=thread -pthread -DTSAN_NAME=m \
   -DTSAN_HDR='"m.h"' -I"$tmp" "$tmp/m.c" "$here/tsan_run.c" -o "$tmp/run" -lm
 TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$tmp/run"
-for flags in -DO2C_POOL_ADAPT=0 "-DO2C_POOL_STALL=0 -DO2C_POOL_HOLD=1e-6 -DO2C_POOL_HOLD_MAX=4e-6 -DO2C_POOL_WARM=1 -DO2C_POOL_CALLS=1" \
+for flags in -DO2C_POOL_ADAPT=0 "-DO2C_POOL_STALL=0 -DO2C_POOL_HOLD=1e-6 -DO2C_POOL_HOLD_MAX=4e-6 -DO2C_POOL_WARM=1" \
   "-DO2C_POOL_ADAPT=0 -DO2C_CPU()=0" "-DO2C_POOL_LOST=-1 -DO2C_POOL_WINDOW=0"; do
   # shellcheck disable=SC2086 # $flags is a list of flags
   ${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=thread -pthread -DTSAN_NAME=m \
