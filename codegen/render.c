@@ -467,46 +467,11 @@ static void init_literal(cg_buf *v, const ir_node *r) {
     literal(v, r->dtype, ir_dtype_lowest(r->dtype), to_int(ir_dtype_lowest(r->dtype)));
 }
 
-/* Is `r` a float ADD computed inline in this kernel (not a buffer, stage
- * or packed weight), its operands of its own shape? */
-static bool inline_add(const cg_kernel *c, ir_ref r, ir_dtype dt) {
-  const ir_node *n = ir_node_get(c->p->g, r);
-  if (n->op != IR_ADD || n->dtype != dt || n->nsrc != 2 || c->p->buf_of[r] >= 0 ||
-      sched_stage_of(c->k, r) >= 0 || sched_gemm_packed_buf(c->k, r) >= 0)
-    return false;
-  for (int k = 0; k < 2; k++)
-    if (!ir_shape_eq(&ir_node_get(c->p->g, n->src[k])->shape, &n->shape)) return false;
-  return true;
-}
-
-enum { SUM_TERMS_MAX = 32 };
-
-/* The terms of the inline sum `r`, left to right (at most SUM_TERMS_MAX;
- * an explicit stack, no recursion); 0 when `r` is not such a sum. */
-static int sum_terms(const cg_kernel *c, ir_ref r, ir_dtype dt, ir_ref *terms) {
-  ir_ref stack[SUM_TERMS_MAX];
-  int sp = 0, n = 0;
-  if (!inline_add(c, r, dt)) return 0;
-  stack[sp++] = r;
-  while (sp) {
-    ir_ref x = stack[--sp];
-    if (!inline_add(c, x, dt)) {
-      if (n == SUM_TERMS_MAX) return 0;
-      terms[n++] = x;
-      continue;
-    }
-    if (sp + 2 > SUM_TERMS_MAX) return 0;
-    const ir_node *a = ir_node_get(c->p->g, x);
-    stack[sp++] = a->src[1], stack[sp++] = a->src[0];
-  }
-  return n;
-}
-
 int cg_update_terms(const cg_kernel *c, int stage) {
   const ir_node *r = ir_node_get(c->p->g, c->k->stages[stage]);
-  ir_ref terms[SUM_TERMS_MAX];
+  ir_ref terms[SCHED_SUM_TERMS_MAX];
   if (!c->k->gemm.on || r->op != IR_ADD || (r->dtype != IR_F32 && r->dtype != IR_F64)) return 0;
-  int nt = sum_terms(c, r->src[0], r->dtype, terms);
+  int nt = sched_sum_terms(c->p, c->k, r->src[0], r->dtype, terms);
   return nt >= 2 ? nt : 0;
 }
 
@@ -587,14 +552,14 @@ void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *
     if (cg_is_float_max(c, stage)) cg_printf(&line, " nan%d = 0;", stage);
   } else if (kind == SCHED_STMT_UPDATE) {
     const ir_node *r = ir_node_get(c->p->g, c->k->stages[stage]);
-    ir_ref terms[SUM_TERMS_MAX];
+    ir_ref terms[SCHED_SUM_TERMS_MAX];
     /* A register block's step over a sum of products (the taps of a
      * strided per-tap convolution, summed over its channels) adds each
      * product to the accumulator in turn: one FMA per product, where adding
      * their sum took a multiply and an add more (3 taps: 4 vector ops for
      * 3 FMAs) */
     int nt = c->k->gemm.on && r->op == IR_ADD && (r->dtype == IR_F32 || r->dtype == IR_F64)
-                 ? sum_terms(c, r->src[0], r->dtype, terms) : 0;
+                 ? sched_sum_terms(c->p, c->k, r->src[0], r->dtype, terms) : 0;
     if (nt < 2) render_value(c, &v, r->src[0], space_idx, false);
     /* with partial accumulators (gm->parts), product t goes to sum t % parts */
     int parts = nt >= 2 ? cg_acc_parts(c, stage) : 1;

@@ -398,3 +398,34 @@ void sched_free(sched_program *p) {
   if (p->ctx) isl_ctx_free(p->ctx);
   free(p);
 }
+
+/* Is `r` an ADD of type dt computed inline in kernel k (not a buffer, stage
+ * or packed weight), its operands of its own shape? */
+static bool inline_add(const sched_program *p, const sched_kernel *k, ir_ref r, ir_dtype dt) {
+  const ir_node *n = ir_node_get(p->g, r);
+  if (n->op != IR_ADD || n->dtype != dt || n->nsrc != 2 || p->buf_of[r] >= 0 || sched_stage_of(k, r) >= 0 ||
+      sched_gemm_packed_buf(k, r) >= 0)
+    return false;
+  for (int i = 0; i < 2; i++)
+    if (!ir_shape_eq(&ir_node_get(p->g, n->src[i])->shape, &n->shape)) return false;
+  return true;
+}
+
+int sched_sum_terms(const sched_program *p, const sched_kernel *k, ir_ref r, ir_dtype dt, ir_ref *terms) {
+  ir_ref stack[SCHED_SUM_TERMS_MAX];
+  int sp = 0, n = 0;
+  if (!inline_add(p, k, r, dt)) return 0;
+  stack[sp++] = r;
+  while (sp) {
+    ir_ref x = stack[--sp];
+    if (!inline_add(p, k, x, dt)) {
+      if (n == SCHED_SUM_TERMS_MAX) return 0;
+      terms[n++] = x;
+      continue;
+    }
+    if (sp + 2 > SCHED_SUM_TERMS_MAX) return 0;
+    const ir_node *a = ir_node_get(p->g, x);
+    stack[sp++] = a->src[1], stack[sp++] = a->src[0];
+  }
+  return n;
+}

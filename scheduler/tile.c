@@ -269,6 +269,28 @@ static isl_union_set *filter(isl_ctx *ctx, const sched_kernel *k, const tile_stm
   return s;
 }
 
+/* The products one step of the reduction adds per row of the block: each
+ * stage's sum of products (codegen adds them one FMA each), else 1. */
+static int64_t step_products(const sched_program *p, const sched_kernel *k) {
+  int64_t n = 0;
+  for (int i = 0; i < k->nstages; i++) {
+    const ir_node *r = ir_node_get(p->g, k->stages[i]);
+    ir_ref terms[SCHED_SUM_TERMS_MAX];
+    int nt = r->op == IR_ADD && (r->dtype == IR_F32 || r->dtype == IR_F64)
+                 ? sched_sum_terms(p, k, r->src[0], r->dtype, terms) : 0;
+    n += nt >= 2 ? nt : 1;
+  }
+  return n;
+}
+
+/* At most this many products in a step of the reduction unrolled over its
+ * innermost axis (rows x products x taps): MatMulNBits over rows sums 8
+ * codes a step, and its 4 words of a block unrolled over 12 rows made a
+ * step of 384 statements that gcc -O3 took 78 s to compile (tree IV
+ * optimisation; the tiny LLaMA's prefill, Zen 5); a 3x3 convolution's
+ * step holds 24-36. */
+enum { UNROLL_STEP_MAX = 256 };
+
 static isl_schedule *build_tree(sched_program *p, const sched_kernel *k, const tile_stmt *st,
                                 int nst, __isl_take isl_union_set *dom, bool misorder) {
   isl_ctx *ctx = p->ctx;
@@ -307,8 +329,9 @@ static isl_schedule *build_tree(sched_program *p, const sched_kernel *k, const t
           isl_schedule_node_insert_partial_schedule(node, band(ctx, k, st, nst, g, k->nred, k_dim));
       /* a convolution's innermost tap loop (kw: 3) unrolled: a loop of 3
        * around the block cost 8-10 % (3x3, 64 -> 64 at 56x56) */
-      int64_t inner = k->space.d[k->red[k->nred - 1]];
-      if (k->nred > 1 && !ir_dim_is_sym(inner) && inner <= 4)
+      int64_t inner = k->space.d[k->red[k->nred - 1]], rows = k->gemm.mr > 1 ? k->gemm.mr : 1;
+      if (k->nred > 1 && !ir_dim_is_sym(inner) && inner <= 4 &&
+          inner * rows * step_products(p, k) <= UNROLL_STEP_MAX)
         node = isl_schedule_node_band_member_set_ast_loop_type(node, k->nred - 1, isl_ast_loop_unroll);
       node = isl_schedule_node_child(node, 0);
     }
