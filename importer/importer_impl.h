@@ -327,10 +327,39 @@ ir_ref imp_tap_slice(ir_graph *g, ir_ref xp, const imp_window *w, const int64_t 
 ir_ref imp_fold_taps(ir_graph *g, ir_ref xp, const imp_window *w, ir_op op);
 /* The kernel_shape attribute, `nsp` entries. */
 int imp_kernel_attr(imp_node *n, int nsp, int64_t *k);
-/* Conv of x by w (op_conv.c's register-blocked forms, zero padding), the
- * node's window attributes and group. `b` (NULL: none): the bias, which a
+/* Conv of x by w (op_conv.c; its register-blocked forms in conv_*.c, zero
+ * padding), the node's window attributes and group. `b` (NULL: none): the bias, which a
  * wide form adds itself (then *b = IR_NONE); otherwise the caller does. */
 ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref w, ir_ref *b);
+/* Conv's forms, for imp_conv (op_conv.c chooses; each file says why):
+ * x5 the input [N, G, 1, C/G, spatial...], wt the weight [M, C/G, k...] (as
+ * `wr` = [1, G, M/G, C/G, k...]); IR_NONE when a form does not apply. The
+ * ones given `b` may take the bias (then *b = IR_NONE). */
+/* conv_matmul.c: im2col (one product per group); rows unfolded along the row. */
+ir_ref imp_conv_matmul(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w, int64_t M,
+                       int64_t vf);
+ir_ref imp_conv_row_unfold(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w, ir_shape wr);
+/* conv_taps.c: per tap; per tap over flattened rows (depthwise, short rows). */
+ir_ref imp_conv_taps(ir_graph *g, ir_ref x5, ir_ref wt, const imp_window *w, ir_shape wr);
+ir_ref imp_conv_taps_wide(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w0,
+                          ir_shape wr);
+/* conv_window.c: the windowed forms (wide or rows), the bands of few padded
+ * rows, the bias added before a wide form's output view, and the wide
+ * form's geometry: the right padding its rows share, its row stride, and
+ * the products it computes (-1 when not counted). */
+ir_ref imp_conv_window(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w0,
+                       ir_shape wr, bool wide, int64_t vf, int regs);
+ir_ref imp_conv_bands(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, ir_shape wr,
+                      int64_t vf, int regs, bool wide);
+ir_ref imp_conv_bias_wide(ir_graph *g, ir_ref y, ir_ref *b);
+int64_t imp_conv_shared_pad(const imp_window *w);
+int64_t imp_conv_wide_stride(const imp_window *w);
+int64_t imp_conv_wide_products(const imp_window *w, int64_t M, int64_t vf, int regs);
+/* conv_cols.c: the output channels as the columns, in bands of output rows
+ * or over the wide form's positions. */
+ir_ref imp_conv_cols(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, int regs);
+ir_ref imp_conv_wide_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w0,
+                          int64_t vf);
 
 /* The input of a windowed op as its taps read it: the padded input copied
  * once into the stride phases some tap reads (window.c says why), made by

@@ -136,7 +136,7 @@ static bool from_reduce(const ir_graph *g, ir_ref r) {
 /* A convolution's windowed sum (a reduction over several axes), or an
  * element-wise op over one, read through views (a band's reshape, its
  * padded slot in a Concat): the output-channels-as-columns form
- * (importer/op_conv.c) stores it channels innermost, read transposed. */
+ * (importer/conv_cols.c) stores it channels innermost, read transposed. */
 static bool conv_sum(const ir_graph *g, ir_ref r) {
   return over_sum(g, r, 2, true, 0);
 }

@@ -1,7 +1,7 @@
 /* sink_region.c — element-wise work moved in front of the view that selects its
  * input.
  *
- * A convolution over flattened padded rows (importer/op_conv.c, the wide
+ * A convolution over flattened padded rows (importer/conv_window.c, the wide
  * forms) computes a wide result P whose wrapped columns are never read; the
  * output is a strided view V of P. An activation after it (Relu, HardSwish,
  * Sigmoid, ...) was a kernel of its own over V: a pass over the output in

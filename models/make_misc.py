@@ -251,7 +251,7 @@ save("convs", [
      w("c4b", (33,)), w("c5w", (33, 33, 3, 3), 0.1), w("c6w", (16, 33, 3, 3), 0.1), w("c6b", (16,)),
      w("fcw", (33, 16 * 2 * 18), 0.05), w("fcb", (33,))])
 
-# the windowed conv forms (importer/op_conv.c): x[1, 16, 9, 40] through a
+# the windowed conv forms (importer/conv_window.c): x[1, 16, 9, 40] through a
 # grouped 3x3 (wide: padded rows flattened), a 3x3 with stride (2, 1) and no
 # padding (rows form), an unpadded 3x3 on 2-row output (wide, read in place)
 # with a residual-free Relu; z[1, 8, 50] through a padded 1-D conv (rows);
@@ -370,7 +370,7 @@ save("convt_head", [
      w("bnm", (12,)), numpy_helper.from_array(rng.uniform(0.5, 2.0, 12).astype(np.float32), "bnv"),
      w("h2w", (12, 1, 2, 2), 0.5), w("h2b", (1,))])
 
-# output channels as the columns (importer/op_conv.c conv_cols): x[1, 16, 7, 80]
+# output channels as the columns (importer/conv_cols.c): x[1, 16, 7, 80]
 # through a padded 3x3 to 32 channels (7 rows: one band, the padded kernel
 # rows included), a 3x3 with stride (2, 1) to 64 (4 rows: bands), a 3x3
 # with stride 2 to 64 (2 x 40), a 3x3 dilated 2 to 32 with a residual-free
@@ -453,7 +453,7 @@ save("convs_pads", [
      wp("c2w", (32, 16, 3, 3)), wp("z1w", (24, 8, 3), 0.3), wp("z1b", (24,))])
 
 # output channels as the columns over the wide form's positions (AVX-512:
-# op_conv.c conv_wide_cols) on a 7x7 map: 464 -> 64 channels (two weight
+# conv_cols.c imp_conv_wide_cols) on a 7x7 map: 464 -> 64 channels (two weight
 # panels of 534 KB, threaded over them: k slices of 32 channels where four
 # panels exceed L2, 1 MiB native or the x86-64-v4 preset's 2 MiB; the last
 # slice 16 short), the next slice fetched (past the first panel's last:
@@ -501,8 +501,8 @@ save("conv_chunks", [
     [w("k1w", (60, 24, 1, 1), 0.2, rc), w("k1b", (60,), 0.1, rc), w("k2w", (20, 24, 3, 3), 0.1, rc),
      w("k2b", (20,), 0.1, rc)])
 
-# many taps over few channels, strided along the row (op_conv.c:
-# conv_row_unfold, the rows unfolded along the row once, read through a
+# many taps over few channels, strided along the row (conv_matmul.c:
+# imp_conv_row_unfold, the rows unfolded along the row once, read through a
 # window across rows): a ResNet-like 7x7/2 stem over RGB padded 3 with 20
 # output channels (two row blocks on AVX-512, a remainder elsewhere), its
 # bias, Relu and a 3x3/2 MaxPool; a 5x5 at strides (3, 2), dilated (1, 2),

@@ -95,8 +95,8 @@ static void test_convs_blocked(void **state) {
     blocked += k->gemm.on;
     moves += ir_node_get(m->p->g, k->root)->op == IR_MOVE;
   }
-  /* the first 3x3 (few padded rows) in three bands (importer/op_conv.c
-   * conv_bands), each blocked over its own padded copy */
+  /* the first 3x3 (few padded rows) in three bands (importer/conv_window.c
+   * imp_conv_bands), each blocked over its own padded copy */
   assert_int_equal(blocked, 8);
   /* five padded inputs, the first's bands two more; one split into stride
    * phases, one copied into columns */

@@ -139,7 +139,7 @@ static void test_shuffle_residual_stays(void **state) {
 enum { BH = 2, BW = 6 };
 
 /* [1, C, 2 BH, BW]: two bands of a sum over `axes` reduced axes, each
- * [1, BH, BW, C] (channels innermost, as importer/op_conv.c's conv_cols
+ * [1, BH, BW, C] (channels innermost, as importer/conv_cols.c's imp_conv_cols
  * stores them), concatenated along the rows and read transposed. */
 static ir_ref bands_transposed(ir_graph *g, int axes) {
   ir_ref part[2];

@@ -1,0 +1,176 @@
+/* conv_cols.c — Conv with the output channels as the register block's
+ * columns (op_conv.c chooses): in bands of output rows, or over the wide
+ * form's positions. */
+#include "importer_impl.h"
+
+/* A constant weight wt [M, C, kh, kw] as one constant [C, kh, kw, M]: the
+ * output channels of every (c, kh, kw) step contiguous, read as the register
+ * block's columns with unit stride. With `kh_outer`, [kh, C, kw, M]: the
+ * kernel rows of a band (cols_band) are then a contiguous part of it, read
+ * where they lie, where the other layout's bands each need a copy of their
+ * rows (CRNN: 4.9 MB of weights, not 9.8). IR_NONE when wt is not a
+ * constant. */
+static ir_ref cols_weight(ir_graph *g, ir_ref wt, bool kh_outer) {
+  if (ir_failed(g) || !ir_is_const(g, wt)) return IR_NONE;
+  const ir_node *wn = ir_node_get(g, wt);
+  ir_shape ws = wn->shape;
+  ir_dtype dt = wn->dtype;
+  int perm[4] = {1, 2, 3, 0};
+  if (kh_outer) perm[0] = 2, perm[1] = 1;
+  ir_shape ts = {.rank = 4, .d = {ws.d[perm[0]], ws.d[perm[1]], ws.d[3], ws.d[0]}};
+  void *data;
+  if (ir_eval(g, ir_move(g, ir_view_permute(g, wt, perm)), &data)) return IR_NONE;
+  return ir_const_take(g, "conv_cols", dt, ts, data);
+}
+
+/* Output channels as the columns (2-D, one group, a constant weight): the
+ * padded input is copied once with its channels innermost, [N, Hp, Wp, C],
+ * and output rows r0..r1 over kernel rows a..b are the sum over (c, kh, kw)
+ * of the input under the window, broadcast (a block's rows are output
+ * positions along the row, any stride), times the weight's row of output
+ * channels (the block's columns, contiguous in cols_weight's layout):
+ * [N, r1 - r0, out_w, M], channels innermost. With `kh_outer` (the
+ * weight [kh, C, kw, M]) the sum runs over (kh, c, kw). */
+static ir_ref cols_band(ir_graph *g, ir_ref xh, ir_ref wc, const imp_window *w, int64_t r0, int64_t r1, int64_t a,
+                        int64_t b, bool kh_outer) {
+  const ir_shape xs = ir_node_get(g, xh)->shape, ws = ir_node_get(g, wc)->shape;
+  int64_t kb = b - a + 1, rows = r1 - r0;
+  int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
+  for (int i = 0; i < xs.rank; i++) sp[i] = 1, ln[i] = xs.d[i];
+  st[4] = r0 * w->s[0] + a * w->d[0], ln[4] = (rows - 1) * w->s[0] + (kb - 1) * w->d[0] + 1;
+  int64_t k[2] = {kb, w->k[1]}, out[2] = {rows, w->out[1]};
+  /* [N, 1, 1, C, kb, kw, rows, out_w] */
+  ir_ref xw = ir_view_window(g, ir_view_slice(g, xh, st, sp, ln), 2, k, w->s, w->d, out);
+  int px[8] = {0, 1, 6, 7, 3, 4, 5, 2}, kax = kh_outer ? 0 : 1;
+  if (kh_outer) px[4] = 4, px[5] = 3;
+  xw = ir_view_permute(g, xw, px); /* [N, 1, rows, out_w, C, kb, kw, 1] (kh_outer: kb, C) */
+  int64_t wst[IR_MAX_RANK] = {0}, wsp[IR_MAX_RANK], wln[IR_MAX_RANK];
+  for (int i = 0; i < ws.rank; i++) wsp[i] = 1, wln[i] = ws.d[i];
+  wst[kax] = a, wln[kax] = kb;
+  ir_shape w8 = {.rank = 8, .d = {1, 1, 1, 1, kax ? ws.d[0] : kb, kax ? kb : ws.d[1], ws.d[2], ws.d[3]}};
+  ir_ref wv = ir_view_reshape(g, ir_view_slice(g, wc, wst, wsp, wln), w8);
+  ir_ref y = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xw, wv), 7u << 4);
+  ir_shape ys = {.rank = 4, .d = {xs.d[0], rows, w->out[1], ws.d[3]}};
+  return ir_view_reshape(g, y, ys);
+}
+
+/* Output channels as the columns (cols_band), in bands of output rows.
+ * The sum runs over (kh, c, kw) on targets of 32 vector registers or more
+ * (`regs`), where the bands then share one weight (cols_weight): CRNN on
+ * AVX-512, every imp_conv_cols kernel 1-6 % faster, the model's kernels
+ * 5.79-5.85 -> 5.68 M TSC cycles a run (Zen 5, 1 thread, rdtsc minima).
+ * With 16 registers (AVX2) gcc kept an accumulator in memory across that
+ * two-level loop (3x3/2, 32 -> 64 at 12 x 80: 662 -> 723 k cycles), so the
+ * sum there stays (c, kh, kw) and each band keeps a copy of its rows. */
+ir_ref imp_conv_cols(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, int regs) {
+  ir_graph *g = n->g;
+  bool kh_outer = regs >= 32;
+  ir_ref wc = cols_weight(g, wt, kh_outer);
+  if (wc == IR_NONE || ir_failed(g)) return IR_NONE;
+  int to_hwc[6] = {0, 1, 2, 4, 5, 3}, back[6] = {0, 1, 2, 5, 3, 4};
+  ir_ref xh = ir_move(g, ir_view_permute(g, imp_pad_spatial(g, x5, w, 0.0), to_hwc));
+  xh = ir_view_permute(g, xh, back); /* [N, 1, 1, C, Hp, Wp], channels innermost in memory */
+  /* bands: the output rows whose kernel rows reach the padding take only
+   * the kernel rows that read the input (as imp_conv_bands, conv_window.c) */
+  ir_ref parts[8];
+  int cnt = 0;
+  int64_t k = w->k[0], s = w->s[0];
+  bool bands = w->d[0] == 1 && w->out[0] <= 6;
+  for (int64_t r0 = 0; r0 < w->out[0] && !ir_failed(g);) {
+    int64_t a = 0, b = k - 1, r1 = w->out[0];
+    if (bands) {
+      int64_t top = r0 * s - w->pb[0];
+      a = top < 0 ? -top : 0, b = w->in[0] - 1 - top < k - 1 ? w->in[0] - 1 - top : k - 1;
+      if (a > b) a = 0, b = k - 1;
+      for (r1 = r0 + 1; r1 < w->out[0]; r1++) {
+        int64_t t1 = r1 * s - w->pb[0], a1 = t1 < 0 ? -t1 : 0, b1 = w->in[0] - 1 - t1 < k - 1 ? w->in[0] - 1 - t1 : k - 1;
+        if (a1 > b1) a1 = 0, b1 = k - 1;
+        if (a1 != a || b1 != b) break;
+      }
+    }
+    parts[cnt++] = cols_band(g, xh, wc, w, r0, r1, a, b, kh_outer);
+    r0 = r1;
+  }
+  if (ir_failed(g)) return IR_NONE;
+  ir_ref y = cnt == 1 ? parts[0] : imp_concat(n, parts, cnt, 1);
+  int to_chw[4] = {0, 3, 1, 2};
+  return ir_view_permute(g, y, to_chw);
+}
+
+/* Output channels as the columns over the wide form's positions (2-D,
+ * stride 1, one group, a constant weight), for a short map whose wide
+ * columns round up to much more than its positions (3x3, 512 -> 512 at
+ * 7x7 on AVX-512: 64 columns for 49 outputs, four vectors per output row
+ * whatever the block). The rows of the register block are the padded rows
+ * flattened, p = oh * Wp + ow (as the wide form's columns; 56 for 49), so a
+ * block of rows spans output rows and tap (kh, kw) is the row p + kh * Wp +
+ * kw of the padded input copied with its channels innermost, [N, Hp * Wp,
+ * Cs], broadcast; the columns are the output channels, read from the weight
+ * laid out at compile time as panels of two vectors, [M / nr, C, kh, kw,
+ * nr] (one contiguous run per panel: the [C, kh, kw, M] rows of a 512-wide
+ * weight are 2 KiB apart, and a panel's steps then fall into a few cache
+ * sets). Cs is C plus a cache line when C floats are a multiple of four
+ * lines, so the block's rows do not share cache sets either. The result
+ * [N, P, M] is read through a strided view as [N, M, OH, OW]. The bias is
+ * the sum's epilogue (*b taken). Where a panel is large against L2, the
+ * scheduler cuts the sum into slices of channels and fetches the next one
+ * (scheduler/gemm.c: conv_slices). IR_NONE when it does not apply. */
+ir_ref imp_conv_wide_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w0,
+                          int64_t vf) {
+  ir_graph *g = n->g;
+  if (ir_failed(g) || !ir_is_const(g, wt)) return IR_NONE;
+  imp_window w = *w0;
+  const ir_shape xs = ir_node_get(g, x5)->shape, ws = ir_node_get(g, wt)->shape;
+  int64_t N = xs.d[0], C = xs.d[3], M = ws.d[0], nr = 2 * vf, k0 = w.k[0], k1 = w.k[1];
+  int64_t wp = imp_conv_wide_stride(&w), P = w.out[0] * wp;
+  w.pe[1] -= imp_conv_shared_pad(&w);
+  /* rows the furthest tap of the last position reads */
+  int64_t need = (P - 1 + (k0 - 1) * wp + k1 - 1) / wp + 1,
+          hp = w.in[0] + w.pb[0] + w.pe[0] + w.extra[0];
+  if (need > hp) w.extra[0] += need - hp, hp = need;
+  int64_t line = 64 / (int64_t)sizeof(float), cs = C % (4 * line) ? C : C + line;
+  /* the input [N, 1, 1, C, H, W] padded (and its channels), copied as [N, Hp, Wp, Cs] */
+  int64_t cb[IR_MAX_RANK] = {0}, ce[IR_MAX_RANK] = {0};
+  ce[3] = cs - C;
+  ir_ref xp = ir_view_pad(g, imp_pad_spatial(g, x5, &w, 0.0), cb, ce, 0.0);
+  int to_hwc[6] = {0, 1, 2, 4, 5, 3};
+  ir_ref xh = ir_move(g, ir_view_permute(g, xp, to_hwc));
+  ir_shape fs = {.rank = 3, .d = {N, hp * wp, cs}};
+  int to_cp[3] = {0, 2, 1};
+  ir_ref xf = ir_view_permute(g, ir_view_reshape(g, xh, fs), to_cp); /* [N, Cs, Hp * Wp] */
+  int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK] = {1, 1, 1}, ln[IR_MAX_RANK] = {N, C, hp * wp};
+  xf = ir_view_slice(g, xf, st, sp, ln);
+  int64_t one = 1, dh = wp, rows = hp * wp - (k0 - 1) * wp;
+  ir_ref xw = ir_view_window(g, xf, 1, &w.k[0], &one, &dh, &rows); /* [N, C, k0, rows] */
+  xw = ir_view_window(g, xw, 1, &w.k[1], &one, &one, &P);          /* [N, C, k0, k1, P] */
+  int px[5] = {0, 4, 1, 2, 3};
+  xw = ir_view_permute(g, xw, px); /* [N, P, C, k0, k1] */
+  ir_shape x7 = {.rank = 7, .d = {N, P, 1, C, k0, k1, 1}};
+  xw = ir_view_reshape(g, xw, x7);
+  /* the weight [M, C, k0, k1] as panels [M / nr, C, k0, k1, nr], read in
+   * that order (a weight read out of order is laid out again as read:
+   * ir_rewrite_weight_layout) */
+  ir_shape w5 = {.rank = 5, .d = {M / nr, nr, C, k0, k1}};
+  int pw[5] = {0, 2, 3, 4, 1};
+  void *data;
+  if (ir_eval(g, ir_move(g, ir_view_permute(g, ir_view_reshape(g, wt, w5), pw)), &data))
+    return IR_NONE;
+  ir_shape w7 = {.rank = 7, .d = {1, 1, M / nr, C, k0, k1, nr}};
+  ir_ref wv = ir_const_take(g, "conv_wide_cols", ir_node_get(g, wt)->dtype, w7, data);
+  /* [N, P, M / nr, 1, 1, 1, nr] */
+  ir_ref y = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xw, wv), 7u << 3);
+  ir_shape y4 = {.rank = 4, .d = {N, P, M / nr, nr}};
+  y = ir_view_reshape(g, y, y4);
+  if (b && *b != IR_NONE) {
+    ir_shape bs = {.rank = 4, .d = {1, 1, M / nr, nr}};
+    y = ir_binary(g, IR_ADD, y, ir_view_reshape(g, *b, bs));
+    *b = IR_NONE;
+  }
+  ir_shape y3 = {.rank = 3, .d = {N, P, M}};
+  int to_mp[3] = {0, 2, 1};
+  y = ir_view_permute(g, ir_view_reshape(g, y, y3), to_mp); /* [N, M, P] */
+  /* [N, M, P] read back as [N, M, out_w, out_h] (strides 1, Wp), then transposed */
+  y = ir_view_window(g, y, 1, &w.out[1], &wp, &one, &w.out[0]);
+  int perm[4] = {0, 1, 3, 2};
+  return ir_failed(g) ? IR_NONE : ir_view_permute(g, y, perm);
+}
