@@ -105,7 +105,7 @@ bool cg_wants_threads(cg_kernel *c) {
   double ns = (double)ir_dim_ref(c->p->g, flops) / (c->k->gemm.on ? 64 : 16) +
               (double)ir_dim_ref(c->p->g, bytes) / 16;
   c->chunks = ns / 10000 > 2.0 * c->threads ? (int64_t)(ns / 10000) : 2 * c->threads;
-  /* A single row streaming its weights (gemm.c: stream_read, and the
+  /* A single row streaming its weights (gemm_fetch.c: sched_gemm_stream_read, and the
    * one-byte panels fetched ahead): two chunks a thread, so that each core
    * reads its share as one forward stream. A
    * worker claims chunks from the back, so with small chunks its stream ran
@@ -195,8 +195,8 @@ static bool first_of_buf(const sched_gemm *gm, int i) {
   return true;
 }
 
-/* The fetch of the next panel spread over the row blocks (gemm.c:
- * spread_lines): where the row block index is not a constant, the k loop
+/* The fetch of the next panel spread over the row blocks (gemm_fetch.c:
+ * sched_gemm_spread_lines): where the row block index is not a constant, the k loop
  * runs in pieces of SCHED_KPIECE steps (emit.c) and each piece fetches
  * pf_lines lines of each packed weight's next panel, from a pointer that
  * row block t starts at line t x pieces x pf_lines of the slice, clamped
@@ -288,7 +288,7 @@ void cg_prefetch_weights(cg_kernel *c, isl_ast_node *kloop) {
     if (panel_prefetch(k) && !later)
       cg_line(c->body, c->depth, "O2C_PREFETCH(&b%d[%lld * (%s + 1 < %lld ? %s + 1 : %s) + %d * %s]);", b,
               (long long)panel, tile.s, (long long)npan, tile.s, tile.s, gm->nr, red.s);
-    /* one line a page where the target says so (gemm.c: stream_read):
+    /* one line a page where the target says so (gemm_fetch.c: sched_gemm_stream_read):
      * the 1.1B int8 decode step on Zen 5 (EPYC family 26 model 2), 1
      * thread, CPU time, 6 interleaved rounds, load 8: 36.3-37.6 ms against
      * 42.6-45.0 with every line fetched (as read once, prefetchnta: 37.0-52.5) */
@@ -312,7 +312,7 @@ static bool is_reduced(const sched_kernel *k, int a) {
   return false;
 }
 
-/* Beside the weights' next slice, the rows' input (gemm.c: rows_slices):
+/* Beside the weights' next slice, the rows' input (gemm_fetch.c: sched_gemm_rows_slices):
  * row block `mt` at step `kk` fetches the next kc channels (past the last
  * slice: the first) at positions ((kk mod kc) x mtiles + mt) x spread + j,
  * j < spread, of the rows_count the buffer holds; clamped to the buffer. */
@@ -338,7 +338,7 @@ static void rows_fetch(cg_kernel *c, const char *kk, const char *mt) {
 }
 
 /* At the top of a single row's k loop: the run of each weight read as it
- * lies (gemm.c: stream_read) `ahead` runs further on in memory is fetched
+ * lies (gemm_fetch.c: sched_gemm_stream_read) `ahead` runs further on in memory is fetched
  * into cache now (the last runs of the buffer fetch its end), as data read
  * once (O2C_PREFETCH_ONCE, program.c). Other
  * reduced axes count from 0; columns from the start of the register block. */
@@ -371,7 +371,7 @@ void cg_prefetch_streams(cg_kernel *c, isl_ast_node *kloop) {
     }
     const char *kk = idx[gm->k].s;
     if (gm->stream_spread && gm->kc && gm->m >= 0) {
-      /* the next slice of the panel (gemm.c: conv_slices), its lines shared
+      /* the next slice of the panel (gemm_fetch.c: sched_gemm_conv_slices), its lines shared
        * by the row blocks: block t at step k fetches stream_spread lines
        * from line ((k mod kc) x mtiles + t) x stream_spread of that slice;
        * past the last slice of a panel is the next panel's first; clamped
@@ -397,12 +397,12 @@ void cg_prefetch_streams(cg_kernel *c, isl_ast_node *kloop) {
       continue;
     }
     /* `ahead` steps on in memory, not along k: the steps of k are adjacent
-     * runs (gemm.c), and where k ends the stream goes on with the next
+     * runs (gemm_fetch.c), and where k ends the stream goes on with the next
      * outer iteration's (MatMulNBits: a block's few words per panel, the
      * blocks outside the panels); clamped to the buffer */
     int64_t last = c->p->bufs[gm->stream_buf[i]].numel - co[gm->k], far = co[gm->k] * gm->stream_ahead[i];
     if (ok && !ir_dim_is_sym(last) && gm->stream_every[i] > 1)
-      /* one line a page (gemm.c: stream_read) */
+      /* one line a page (gemm_fetch.c: sched_gemm_stream_read) */
       cg_line(c->body, c->depth,
               "if ((%s) %% %d == 0) O2C_PREFETCH_ONCE(&b%d[%s + %lld * %s + %lld < %lld ? %s + %lld * %s + %lld : %lld]);",
               kk, gm->stream_every[i], cg_kernel_arg(c, gm->stream_buf[i]), at.s, (long long)co[gm->k], kk,

@@ -114,7 +114,7 @@ ir_ref imp_conv_cols(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, int
  * [N, P, M] is read through a strided view as [N, M, OH, OW]. The bias is
  * the sum's epilogue (*b taken). Where a panel is large against L2, the
  * scheduler cuts the sum into slices of channels and fetches the next one
- * (scheduler/gemm.c: conv_slices). IR_NONE when it does not apply. */
+ * (scheduler/gemm_fetch.c: sched_gemm_conv_slices). IR_NONE when it does not apply. */
 ir_ref imp_conv_wide_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w0,
                           int64_t vf) {
   ir_graph *g = n->g;

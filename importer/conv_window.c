@@ -53,7 +53,7 @@ static int64_t round_row(int64_t v, int64_t vf) {
  * With 16-float vectors and 32 registers (AVX-512) the scheduler takes, of
  * the blocks of 2, 3 and 4 vectors across and 3/4 of the registers in
  * accumulators (at most 12 rows) whose columns are whole, the one with the
- * fewest rows computed for the M rows (scheduler/gemm.c, wide_vectors):
+ * fewest rows computed for the M rows (scheduler/gemm_block.c, wide_vectors):
  * the columns are rounded for the block that computes the least in all,
  * columns x rows (3x3, 128 -> 128 at 28x28, 811 columns: 816 for 8 x 48
  * against 832 for 12 x 32 or 6 x 64 and 132 rows; 16 -> 16 channels, as

@@ -482,7 +482,7 @@ save("convs_wide_cols14", [
 ], [vi("x", F, [1, 232, 14, 14]), vi("s", F, [1, 128, 14, 14])], [vi("y", F, [1, 128, 14, 14])],
     [w("q1w", (128, 232, 3, 3), 0.05, rw), w("q1b", (128,), 0.1, rw)])
 
-# column chunks (scheduler/gemm.c: chunk_columns): columns over 4/5 of L2
+# column chunks (scheduler/gemm_order.c: sched_gemm_chunk_columns): columns over 4/5 of L2
 # (native here, the x86-64-v3 preset's 512 KiB) read in chunks that take an
 # eighth of it, row blocks inside: a 1x1 convolution over 90 rows of 100
 # (864 KB of columns, a last partial chunk, 60 rows: a partial row block)

@@ -75,11 +75,75 @@ isl_ast_build *sched_ast_build(sched_program *p, const sched_kernel *k);
 int sched_add_buf(sched_program *p, sched_buf_kind kind, ir_ref r, int io_index);
 
 /* Register-blocked matmul form: the decision and the packed weights
- * (gemm.c), the tiled isl model and its loop nest (tile.c). */
+ * (gemm.c; its block, fetches and loop order in gemm_block.c,
+ * gemm_fetch.c, gemm_order.c), the tiled isl model and its loop nest
+ * (tile.c). */
 void sched_gemm_plan(sched_program *p, sched_kernel *k);
 /* Panel `pn` of panelled weight buffer `b` (K x nr floats). */
 void sched_gemm_panel(const sched_program *p, const sched_buf *b, int64_t pn, void *panel);
 int sched_gemm_build_ast(sched_program *p, sched_kernel *k, char *err, size_t errlen);
+
+/* ---- the register-blocked form's decisions, for sched_gemm_plan ---- */
+
+/* One buffer read of a stage's expression: the address is
+ * offset + sum(coef[a] * i_a) over the space axes a. */
+typedef struct {
+  int buf;
+  ir_ref view; /* the VIEW read through, or the node itself when read whole */
+  bool whole;
+  int64_t coef[IR_MAX_RANK];
+  int64_t offset;
+  bool masked;
+} sched_gemm_read;
+
+#define SCHED_GEMM_MAX_READS 32
+/* Bytes ahead of the read that a single row's weight stream is fetched
+ * (packed one-byte panels: gm->ahead; weights read as they lie:
+ * sched_gemm_stream_read): the hardware prefetcher runs too close to
+ * cover memory's latency at the rate one core consumes the codes */
+#define SCHED_FETCH_AHEAD 8192
+
+/* The buffer reads of a kernel's stages, as gemm.c's walk finds them. */
+typedef struct {
+  const sched_program *p;
+  const sched_kernel *k;
+  sched_gemm_read reads[SCHED_GEMM_MAX_READS];
+  int nreads;
+  int budget; /* visits left: a shared sub-expression is walked once per use */
+  bool ok;    /* false: something this form does not handle */
+} sched_gemm_walk;
+
+static inline int64_t sched_min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+
+/* The register block (gemm_block.c): mr x nr from the target for M rows
+ * and N columns; whether the model's weights stay in cache between calls;
+ * a single row's partial accumulators. */
+void sched_gemm_block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t N, int nstages,
+                           bool narrow, bool windowed, int ncols, int64_t K, bool cached);
+bool sched_gemm_weights_cached(const sched_program *p);
+int sched_gemm_acc_parts(const sched_gemm *gm, const sched_target *t, int nstages);
+/* Fetches and k slices (gemm_fetch.c): the packed panels' slices of k,
+ * the lines of the next panel each piece of a row block fetches, a single
+ * row's weight streams, a convolution's weight in slices of k and, with
+ * threads, its input's next slice. */
+void sched_gemm_k_slices(sched_gemm *gm, const sched_target *t, int64_t M, int64_t K, int nstages);
+int sched_gemm_spread_lines(const sched_program *p, const sched_gemm *gm, int64_t M, int64_t K);
+void sched_gemm_stream_read(sched_program *p, sched_kernel *k, const sched_gemm_read *r,
+                            bool packed);
+void sched_gemm_conv_slices(sched_program *p, sched_kernel *k, const sched_gemm_walk *w);
+void sched_gemm_rows_slices(const sched_program *p, sched_kernel *k, const sched_gemm_walk *w);
+/* The loop order (gemm_order.c): row blocks or column panels outermost,
+ * the row blocks outermost for the threads, the bytes of the column
+ * reads (`once`: a buffer read at several offsets counted once), and
+ * columns larger than L2 in chunks. */
+void sched_gemm_outer_order(const sched_program *p, sched_kernel *k, const sched_gemm_walk *w,
+                            int npack);
+void sched_gemm_rows_for_threads(const sched_program *p, sched_kernel *k, const sched_gemm_walk *w,
+                                 const bool *pack);
+int64_t sched_gemm_column_bytes(const sched_program *p, const sched_gemm_walk *w, int n, bool once);
+void sched_gemm_chunk_columns(const sched_program *p, sched_kernel *k, int64_t col_bytes);
 
 /* The axis ids of a node's axes packed into a non-zero word (ids are
  * -1..11), to remember with which ids a shared node was already walked

@@ -89,7 +89,7 @@ typedef struct {
   /* > 0: row blocks of a variable index run their k loop in pieces of
    * SCHED_KPIECE steps, and each piece fetches this many 64-byte lines of
    * the next panel (of each packed weight): the fetch of a panel is spread
-   * over all its row blocks (gemm.c) */
+   * over all its row blocks (gemm_fetch.c) */
   int pf_lines;
   int ahead;     /* elements of the packed weights fetched ahead of the k loop (0: none) */
   /* k sliced into pieces of kc (0: not sliced): per column panel, slice by
@@ -101,7 +101,7 @@ typedef struct {
   bool cols_outer; /* column panels outside the other kept axes: such a weight larger than a quarter of L2 */
   /* > 0: the tile band starts with chunks of `chunk` iterations of space
    * axis `chunk_axis` (of column tiles when it is n), row blocks inside a
-   * chunk: columns larger than L2, read in pieces that stay there (gemm.c) */
+   * chunk: columns larger than L2, read in pieces that stay there (gemm_order.c) */
   int chunk, chunk_axis;
   int npacked;
   ir_ref packed_view[SCHED_MAX_PACKED]; /* views read from a packed copy ... */
@@ -109,7 +109,7 @@ typedef struct {
   /* A single row's weights read as they lie (not packed: MatMulNBits'
    * codes and scales), each k step a short contiguous run: buffer, address
    * offset + sum(coef[a] * i_a) over the space axes, and how many k steps
-   * ahead codegen fetches it (gemm.c) */
+   * ahead codegen fetches it (gemm_fetch.c) */
   int nstream;
   int stream_buf[SCHED_MAX_STAGES];
   int64_t stream_off[SCHED_MAX_STAGES], stream_coef[SCHED_MAX_STAGES][IR_MAX_RANK];
@@ -119,12 +119,12 @@ typedef struct {
   int stream_every[SCHED_MAX_STAGES];
   /* > 0 (with k slices, m >= 0): the stream is instead the next slice of
    * the column panel, fetched while the row blocks pass the current one:
-   * this many lines per k step in every row block (gemm.c: conv_slices) */
+   * this many lines per k step in every row block (gemm_fetch.c: sched_gemm_conv_slices) */
   int stream_spread;
   /* > 0 (with stream_spread, compiled for threads): the rows' input is
    * fetched too, its next slice of kc channels at each of `rows_count`
    * positions rows_base + rows_stride x q of buffer `rows_buf`, this many
-   * positions per k step in every row block (gemm.c: rows_slices) */
+   * positions per k step in every row block (gemm_fetch.c: sched_gemm_rows_slices) */
   int rows_spread, rows_buf;
   int64_t rows_base, rows_stride, rows_count;
   /* partial accumulators per element of the block (1: one): a step that
@@ -180,7 +180,7 @@ typedef struct {
   bool fma;
   /* a vector FMA's latency in cycles and the pipes that issue one each
    * cycle (without FMA: the add's): a sum keeps the pipes busy only with
-   * latency x pipes independent chains in flight (gemm.c: the partial
+   * latency x pipes independent chains in flight (gemm_block.c: the partial
    * accumulators of a one-row block) */
   int fma_latency, fma_pipes;
   int64_t l1d, l2, l3; /* data cache bytes per level (native: the host's) */
@@ -188,7 +188,7 @@ typedef struct {
   /* > 0: a one-row kernel's weight stream is fetched ahead one line per
    * this many bytes, the page the hardware prefetchers stream within once
    * a line of it is asked for (they do not cross a 4 KiB page); 0: every
-   * line (gemm.c: stream_read) */
+   * line (gemm_fetch.c: sched_gemm_stream_read) */
   int64_t fetch_page;
   char cflags[160];    /* C compiler flags that build the generated code for it */
 } sched_target;

@@ -20,7 +20,7 @@
  * so a block's weights are read once, not once per column panel (3x3,
  * 512 -> 512 at 7x7: 9.4 MB of weights), and the parallel loop has M/mr
  * blocks to share, not a few rows of output. Columns larger than L2 run
- * in chunks of an outer axis (gemm.c: chunk_columns), the row blocks
+ * in chunks of an outer axis (gemm_order.c: sched_gemm_chunk_columns), the row blocks
  * inside each: band [chunk, i<m>t, other axes.., i<n>t]. isolate
  * gives full tiles their own loop nest with constant bounds (no min() or
  * guards in the unrolled rows); partial tiles follow.
