@@ -88,6 +88,13 @@ static void own(fuse_ctx *f, ir_ref root, ir_ref x, int depth, bool index) {
       /* a gather's index is computed once per outer iteration anyway (hoisted) */
       if (!ir_view_axis_map(&n->view, &sn->shape, map) || (!index && recomputes(f, n, s))) {
         materialise(f, s);
+        /* another kernel already claimed s inline, and what lies below it:
+         * stale now (kept, resnet18's /2/Add stayed a kernel of its own,
+         * its Relu a second pass over 200704 floats) */
+        if (f->owner[s] >= 0) {
+          f->restart = true;
+          return;
+        }
         continue;
       }
     }

@@ -15,9 +15,14 @@
  *   Conv + Relu                 1
  *   10 element-wise ops         1
  *   MatMul -> MatMul            2 (the second reads the first along K)
+ *   Add + Relu read padded and  3 (Add + Relu, the padded copy, the sum)
+ *   as is (a residual block's end)
  *
- * A scheduler bug of the past, asserted absent (has_copy_kernel):
- *   (1) non-square MatMul -> MatMul made 3 kernels (an extra copy). */
+ * Scheduler bugs of the past, asserted absent:
+ *   (1) non-square MatMul -> MatMul made 3 kernels (an extra copy)
+ *       (has_copy_kernel);
+ *   (2) Add + Relu read by a padded copy and by another kernel made the
+ *       Add a kernel of its own (test_add_relu_padded). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -284,6 +289,32 @@ static void test_chain10(void **state) {
   ir_graph_free(g);
 }
 
+/* A residual block's end: r = Relu(x + z), read by the next convolution's
+ * padded copy and by the next block's Add (here y = r + the copy's top left
+ * corner). The Add consumer claims r and the Add below it; the padded view
+ * then materialises r, and the Add stayed a kernel of its own (bug 2:
+ * ResNet-18's /2/Add then a flat Relu over its 200704 floats, fuse.c). */
+static void test_add_relu_padded(void **state) {
+  (void)state;
+  ir_graph *g = ir_graph_new();
+  ir_ref x = ir_input(g, "x", IR_F32, SHAPE(4, 6, 6));
+  ir_ref z = ir_input(g, "z", IR_F32, SHAPE(4, 6, 6));
+  ir_ref r = ir_binary(g, IR_MAX, ir_binary(g, IR_ADD, x, z), ir_scalar(g, IR_F32, 0.0));
+  const int64_t before[] = {0, 1, 1}, after[] = {0, 1, 1};
+  ir_ref pad = ir_move(g, ir_view_pad(g, r, before, after, 0.0));
+  const int64_t start[] = {0, 0, 0}, step[] = {1, 1, 1}, len[] = {4, 6, 6};
+  finish(g, ir_binary(g, IR_ADD, r, ir_view_slice(g, pad, start, step, len)));
+  sched_program *p = schedule(g, "add_relu_padded");
+  print_kernels(p, "add_relu_padded");
+  assert_int_equal(p->nkernels, 3);
+  for (int i = 0; i < p->nkernels; i++) {
+    const ir_node *root = ir_node_get(p->g, p->kernels[i].root);
+    assert_true(root->op != IR_ADD || p->kernels[i].root == ir_output(p->g, 0));
+  }
+  sched_free(p);
+  ir_graph_free(g);
+}
+
 /* The bug (1) of the past: a kernel whose root is the output VIEW of a
  * reduction, with no stage, reading only that reduction's TEMP buffer: a
  * plain copy that should have been the reduction's own kernel. */
@@ -481,6 +512,7 @@ int main(void) {
       cmocka_unit_test(test_layernorm),
       cmocka_unit_test(test_conv_relu),
       cmocka_unit_test(test_chain10),
+      cmocka_unit_test(test_add_relu_padded),
       cmocka_unit_test(test_matmul_matmul),
       cmocka_unit_test(test_matmul_matmul_square),
       cmocka_unit_test(test_run_matmul_bias_relu),
