@@ -605,7 +605,7 @@ def bench_large(keys, threads_list, rows, peaks, compile_log):
         out_bytes = [int(np.prod(o[2])) * np.dtype(DTYPE[o[1]][1]).itemsize for o in outs]
         files, spec = write_inputs(ins, d, 32000, DECODE_PAST)
         for row in time_model(key, label, model, d, [], files, spec, out_bytes, threads_list, runs, batch, rows,
-                              compile_log, symbols, warmup=warm):
+                              compile_log, symbols, warmup=warm, ort_extra=ORT_QUANT if qform else None):
             llama_rates(row, P, tokens, peaks, W)
 
 
