@@ -468,10 +468,8 @@ static void init_literal(cg_buf *v, const ir_node *r) {
 }
 
 int cg_update_terms(const cg_kernel *c, int stage) {
-  const ir_node *r = ir_node_get(c->p->g, c->k->stages[stage]);
   ir_ref terms[SCHED_SUM_TERMS_MAX];
-  if (!c->k->gemm.on || r->op != IR_ADD || (r->dtype != IR_F32 && r->dtype != IR_F64)) return 0;
-  int nt = sched_sum_terms(c->p, c->k, r->src[0], r->dtype, terms);
+  int nt = c->k->gemm.on ? sched_stage_terms(c->p, c->k, stage, terms) : 0;
   return nt >= 2 ? nt : 0;
 }
 
@@ -558,8 +556,7 @@ void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *
      * product to the accumulator in turn: one FMA per product, where adding
      * their sum took a multiply and an add more (3 taps: 4 vector ops for
      * 3 FMAs) */
-    int nt = c->k->gemm.on && r->op == IR_ADD && (r->dtype == IR_F32 || r->dtype == IR_F64)
-                 ? sched_sum_terms(c->p, c->k, r->src[0], r->dtype, terms) : 0;
+    int nt = c->k->gemm.on ? sched_stage_terms(c->p, c->k, stage, terms) : 0;
     if (nt < 2) render_value(c, &v, r->src[0], space_idx, false);
     /* with partial accumulators (gm->parts), product t goes to sum t % parts */
     int parts = nt >= 2 ? cg_acc_parts(c, stage) : 1;

@@ -411,10 +411,12 @@ static bool inline_add(const sched_program *p, const sched_kernel *k, ir_ref r, 
   return true;
 }
 
-int sched_sum_terms(const sched_program *p, const sched_kernel *k, ir_ref r, ir_dtype dt, ir_ref *terms) {
-  ir_ref stack[SCHED_SUM_TERMS_MAX];
+int sched_stage_terms(const sched_program *p, const sched_kernel *k, int stage, ir_ref *terms) {
+  const ir_node *st = ir_node_get(p->g, k->stages[stage]);
+  ir_ref stack[SCHED_SUM_TERMS_MAX], r = st->src[0];
+  ir_dtype dt = st->dtype;
   int sp = 0, n = 0;
-  if (!inline_add(p, k, r, dt)) return 0;
+  if (st->op != IR_ADD || (dt != IR_F32 && dt != IR_F64) || !inline_add(p, k, r, dt)) return 0;
   stack[sp++] = r;
   while (sp) {
     ir_ref x = stack[--sp];

@@ -263,13 +263,15 @@ const void *sched_buf_chunk(const sched_program *p, int b, int64_t i, void *scra
 void sched_buf_done(const sched_program *p, int b);
 /* The packed buffer kernel `k` reads view `r` from, or -1. */
 int sched_gemm_packed_buf(const sched_kernel *k, ir_ref r);
-/* The terms of `r` when it is a sum computed inline in kernel `k` (ADDs
- * of type `dt`, not buffers, stages or packed weights, of one shape), left
- * to right into `terms` (SCHED_SUM_TERMS_MAX at most; an explicit stack, no
- * recursion): how many, 0 when `r` is not such a sum or has more. A
- * register block adds them to its accumulator one FMA each (codegen). */
+/* The products a float sum stage `stage` of kernel `k` adds at each step,
+ * when its summand is a sum computed inline (ADDs of its type, not
+ * buffers, stages or packed weights, of one shape): left to right into
+ * `terms` (SCHED_SUM_TERMS_MAX at most; an explicit stack, no recursion),
+ * how many; 0 when the stage is no such sum or has more. A register block
+ * adds them to its accumulator one FMA each (codegen), and the tile
+ * schedule counts them in a step (tile.c). */
 enum { SCHED_SUM_TERMS_MAX = 32 };
-int sched_sum_terms(const sched_program *p, const sched_kernel *k, ir_ref r, ir_dtype dt, ir_ref *terms);
+int sched_stage_terms(const sched_program *p, const sched_kernel *k, int stage, ir_ref *terms);
 /* The hoisted-index number of gather view `r` in `k`, or -1. */
 int sched_gather_of(const sched_kernel *k, ir_ref r);
 /* The isl name of non-affine extent `i` of the program ("o2c_e3"), which

@@ -274,10 +274,8 @@ static isl_union_set *filter(isl_ctx *ctx, const sched_kernel *k, const tile_stm
 static int64_t step_products(const sched_program *p, const sched_kernel *k) {
   int64_t n = 0;
   for (int i = 0; i < k->nstages; i++) {
-    const ir_node *r = ir_node_get(p->g, k->stages[i]);
     ir_ref terms[SCHED_SUM_TERMS_MAX];
-    int nt = r->op == IR_ADD && (r->dtype == IR_F32 || r->dtype == IR_F64)
-                 ? sched_sum_terms(p, k, r->src[0], r->dtype, terms) : 0;
+    int nt = sched_stage_terms(p, k, i, terms);
     n += nt >= 2 ? nt : 1;
   }
   return n;
