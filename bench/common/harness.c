@@ -29,8 +29,7 @@
  * Default mode prints:  ours_median_ms X / ours_min_ms X / memcpy_median_ms X
  * Timing: clock_gettime(CLOCK_MONOTONIC) around each NAME_run call.
  * All buffers are 64-byte aligned; WEIGHTS is mapped read-only (page
- * aligned, prefaulted, locked in memory when allowed), as a host would
- * map a 4.4 GB model. */
+ * aligned, prefaulted), as a host would map a 4.4 GB model. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -104,14 +103,6 @@ static void *map_weights(const char *path, size_t want) {
   void *w = mmap(NULL, want, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   close(fd);
   if (w == MAP_FAILED) { fprintf(stderr, "harness: cannot map %s\n", path); exit(1); }
-  /* Locked where allowed (root, or RLIMIT_MEMLOCK): the Firecracker VM of
-   * these benches runs DAMON proactive reclaim (kdamond: pages out what was
-   * not read for 60 s, 128 MB/s), which drops mapped file pages, not
-   * onnxruntime's anonymous copy of its weights (no swap). Between
-   * onnxruntime's batches of the 1.1B int8 row (5 x 13 s) our first run
-   * then read the weights back from disk (782 ms against 42).
-   * Unlocked, it is the plain mapping (a host's). */
-  (void)mlock(w, want);
   return w;
 }
 
