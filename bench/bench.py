@@ -505,7 +505,7 @@ def time_model(key, label, model, d, extra, files, spec, out_bytes, threads_list
                 if loop:
                     loop.kill()
                     loop.wait()
-            row = dict(model=label, threads=tb, ours_threads=t if (omp or t == 1) else 1, ours_ms=it['ours_ms'],
+            row = dict(model=label, key=key, threads=tb, ours_threads=t if (omp or t == 1) else 1, ours_ms=it['ours_ms'],
                        ort_ms=it['ort_ms'], ratio=it['ort_ms'] / it['ours_ms'], maxdiff=it['maxdiff'], error='',
                        argv=argv, **{k: it.get(k) for k in SPLIT_COLS})
             rows.append(row)
@@ -593,8 +593,8 @@ def forms_in_rotation(rows):
     the log and bench/README."""
     groups = {}
     for r in rows:
-        key = next((k for k in LARGE if LARGE[k][2] == r['model']), None)
-        if key and r.get('argv') and not r.get('error') and not str(r['threads']).endswith('b'):
+        key = r.get('key')
+        if key in LARGE and not r.get('error') and not str(r['threads']).endswith('b'):
             groups.setdefault((LARGE[key][0], r['threads']), {})[LARGE[key][6]] = r
     out = []
     for (form, t), by in sorted(groups.items(), key=lambda g: (g[0][0], str(g[0][1]))):

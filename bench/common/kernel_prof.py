@@ -5,6 +5,8 @@
                                          every kernel call in NAME_run; the
                                          per-site cycles of each call go to
                                          the file named by $O2C_KPROF at exit
+                                         (every call, the harness's warm-up
+                                         runs too)
   kernel_prof.py summary [--top N] OUT.c.sites PROF...
                                          per call site: median and minimum
                                          TSC cycles over the calls, the kernel
@@ -62,16 +64,18 @@ def patch(src, dst, name):
             inside = False
         m = CALL.match(ln) if inside else None
         c = CHECKED.match(ln) if inside else None
-        if m:
-            body = m.group(2)
-            sites.append((re.search(r'k\d+', body).group(0), (m.group(3) or '').strip()))
-            out.append('%sO2C_KP(%d, %s);%s' % (m.group(1), len(sites) - 1, body, m.group(3) or ''))
-        elif c:
-            sites.append((re.search(r'k\d+', c.group(2)).group(0), (c.group(4) or '').strip()))
-            out.append('%s{ int o2c_e; O2C_KP(%d, o2c_e = %s); if (o2c_e) %s }%s' %
-                       (c.group(1), len(sites) - 1, c.group(2), c.group(3), c.group(4) or ''))
-        else:
+        if not (m or c):
             out.append(ln)
+            continue
+        indent, call, comment = (m.group(1), m.group(2), m.group(3)) if m else (c.group(1), c.group(2), c.group(4))
+        comment = comment or ''
+        sites.append((re.search(r'k\d+', call).group(0), comment.strip()))
+        site = len(sites) - 1
+        if m:  # a call whose status is ignored or OR-ed into err
+            out.append('%sO2C_KP(%d, %s);%s' % (indent, site, call, comment))
+        else:  # if (kN(..)) return ERR;
+            out.append('%s{ int o2c_e; O2C_KP(%d, o2c_e = %s); if (o2c_e) %s }%s' %
+                       (indent, site, call, c.group(3), comment))
     if not sites:
         sys.exit('kernel_prof: no kernel call found in %s_run' % name)
     text = '\n'.join(out)
