@@ -97,6 +97,38 @@ ir_ref imp_conv_cols(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, int
   return ir_view_permute(g, y, to_chw);
 }
 
+/* The product of xw [N, P, 1, C, k0, k1, 1] (an output position's window
+ * of the input: the block's rows, broadcast) by the weight wt [M, C, k0,
+ * k1] laid out at compile time as panels of nr columns, [M / nr, C, k0,
+ * k1, nr] (one contiguous run per panel: the [C, kh, kw, M] rows of a
+ * 512-wide weight are 2 KiB apart, and a panel's steps then fall into a
+ * few cache sets), read in that order (a weight read out of order is laid
+ * out again as read: ir_rewrite_weight_layout). The bias is the sum's
+ * epilogue (*b taken). [N, M, P], channels innermost in memory. */
+static ir_ref cols_panels(ir_graph *g, ir_ref xw, ir_ref wt, ir_ref *b, int64_t nr) {
+  const ir_shape xs = ir_node_get(g, xw)->shape, ws = ir_node_get(g, wt)->shape;
+  int64_t N = xs.d[0], P = xs.d[1], M = ws.d[0], C = ws.d[1], k0 = ws.d[2], k1 = ws.d[3];
+  ir_shape w5 = {.rank = 5, .d = {M / nr, nr, C, k0, k1}};
+  int pw[5] = {0, 2, 3, 4, 1};
+  void *data;
+  if (ir_eval(g, ir_move(g, ir_view_permute(g, ir_view_reshape(g, wt, w5), pw)), &data))
+    return IR_NONE;
+  ir_shape w7 = {.rank = 7, .d = {1, 1, M / nr, C, k0, k1, nr}};
+  ir_ref wv = ir_const_take(g, "conv_wide_cols", ir_node_get(g, wt)->dtype, w7, data);
+  /* [N, P, M / nr, 1, 1, 1, nr] */
+  ir_ref y = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xw, wv), 7u << 3);
+  ir_shape y4 = {.rank = 4, .d = {N, P, M / nr, nr}};
+  y = ir_view_reshape(g, y, y4);
+  if (b && *b != IR_NONE) {
+    ir_shape bs = {.rank = 4, .d = {1, 1, M / nr, nr}};
+    y = ir_binary(g, IR_ADD, y, ir_view_reshape(g, *b, bs));
+    *b = IR_NONE;
+  }
+  ir_shape y3 = {.rank = 3, .d = {N, P, M}};
+  int to_mp[3] = {0, 2, 1};
+  return ir_view_permute(g, ir_view_reshape(g, y, y3), to_mp);
+}
+
 /* Output channels as the columns over the wide form's positions (2-D,
  * stride 1, one group, a constant weight), for a short map whose wide
  * columns round up to much more than its positions (3x3, 512 -> 512 at
@@ -106,22 +138,20 @@ ir_ref imp_conv_cols(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, int
  * block of rows spans output rows and tap (kh, kw) is the row p + kh * Wp +
  * kw of the padded input copied with its channels innermost, [N, Hp * Wp,
  * Cs], broadcast; the columns are the output channels, read from the weight
- * laid out at compile time as panels of two vectors, [M / nr, C, kh, kw,
- * nr] (one contiguous run per panel: the [C, kh, kw, M] rows of a 512-wide
- * weight are 2 KiB apart, and a panel's steps then fall into a few cache
- * sets). Cs is C plus a cache line when C floats are a multiple of four
- * lines, so the block's rows do not share cache sets either. The result
- * [N, P, M] is read through a strided view as [N, M, OH, OW]. The bias is
- * the sum's epilogue (*b taken). Where a panel is large against L2, the
- * scheduler cuts the sum into slices of channels and fetches the next one
- * (scheduler/gemm_fetch.c: sched_gemm_conv_slices). IR_NONE when it does not apply. */
+ * as panels of two vectors (cols_panels). Cs is C plus a cache line when C
+ * floats are a multiple of four lines, so the block's rows do not share
+ * cache sets either. The result [N, P, M] is read through a strided view
+ * as [N, M, OH, OW]. The bias is the sum's epilogue (*b taken). Where a
+ * panel is large against L2, the scheduler cuts the sum into slices of
+ * channels and fetches the next one (scheduler/gemm_fetch.c:
+ * sched_gemm_conv_slices). IR_NONE when it does not apply. */
 ir_ref imp_conv_wide_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w0,
                           int64_t vf) {
   ir_graph *g = n->g;
   if (ir_failed(g) || !ir_is_const(g, wt)) return IR_NONE;
   imp_window w = *w0;
-  const ir_shape xs = ir_node_get(g, x5)->shape, ws = ir_node_get(g, wt)->shape;
-  int64_t N = xs.d[0], C = xs.d[3], M = ws.d[0], nr = 2 * vf, k0 = w.k[0], k1 = w.k[1];
+  const ir_shape xs = ir_node_get(g, x5)->shape;
+  int64_t N = xs.d[0], C = xs.d[3], nr = 2 * vf, k0 = w.k[0], k1 = w.k[1];
   int64_t wp = imp_conv_wide_stride(&w), P = w.out[0] * wp;
   w.pe[1] -= imp_conv_shared_pad(&w);
   /* rows the furthest tap of the last position reads */
@@ -147,30 +177,41 @@ ir_ref imp_conv_wide_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const im
   xw = ir_view_permute(g, xw, px); /* [N, P, C, k0, k1] */
   ir_shape x7 = {.rank = 7, .d = {N, P, 1, C, k0, k1, 1}};
   xw = ir_view_reshape(g, xw, x7);
-  /* the weight [M, C, k0, k1] as panels [M / nr, C, k0, k1, nr], read in
-   * that order (a weight read out of order is laid out again as read:
-   * ir_rewrite_weight_layout) */
-  ir_shape w5 = {.rank = 5, .d = {M / nr, nr, C, k0, k1}};
-  int pw[5] = {0, 2, 3, 4, 1};
-  void *data;
-  if (ir_eval(g, ir_move(g, ir_view_permute(g, ir_view_reshape(g, wt, w5), pw)), &data))
-    return IR_NONE;
-  ir_shape w7 = {.rank = 7, .d = {1, 1, M / nr, C, k0, k1, nr}};
-  ir_ref wv = ir_const_take(g, "conv_wide_cols", ir_node_get(g, wt)->dtype, w7, data);
-  /* [N, P, M / nr, 1, 1, 1, nr] */
-  ir_ref y = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xw, wv), 7u << 3);
-  ir_shape y4 = {.rank = 4, .d = {N, P, M / nr, nr}};
-  y = ir_view_reshape(g, y, y4);
-  if (b && *b != IR_NONE) {
-    ir_shape bs = {.rank = 4, .d = {1, 1, M / nr, nr}};
-    y = ir_binary(g, IR_ADD, y, ir_view_reshape(g, *b, bs));
-    *b = IR_NONE;
-  }
-  ir_shape y3 = {.rank = 3, .d = {N, P, M}};
-  int to_mp[3] = {0, 2, 1};
-  y = ir_view_permute(g, ir_view_reshape(g, y, y3), to_mp); /* [N, M, P] */
+  ir_ref y = cols_panels(g, xw, wt, b, nr); /* [N, M, P] */
   /* [N, M, P] read back as [N, M, out_w, out_h] (strides 1, Wp), then transposed */
   y = ir_view_window(g, y, 1, &w.out[1], &wp, &one, &w.out[0]);
   int perm[4] = {0, 1, 3, 2};
   return ir_failed(g) ? IR_NONE : ir_view_permute(g, y, perm);
+}
+
+/* Output channels as the columns over an im2col copy's positions (2-D,
+ * strided, one group, a constant weight), for a strided convolution whose
+ * output rows are short (3x3/2, 256 -> 512 to 7x7 on AVX-512): the matrix
+ * product of imp_conv_matmul with its operands swapped. There the output
+ * channels are the block's rows and the positions its columns, 49 of them
+ * as a block of 32 and one of 17 (16 + 1 wide code) over a weight read as
+ * 8 broadcast rows 9 KiB apart; here the rows are the positions (the copy
+ * [N, C, kh, kw, OH * OW], a block's rows one run of it per step) and the
+ * columns the weight's panels (cols_panels), so every vector is whole and
+ * the scheduler's slices and fetches of a windowed conv's panels apply
+ * (the sum over c, kh, kw). The result [N, P, M] is read through a view as
+ * [N, M, OH, OW]: the next layer's copy with channels innermost reads it
+ * in order. The bias is the sum's epilogue (*b taken). */
+ir_ref imp_conv_im2col_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w,
+                            int64_t vf) {
+  ir_graph *g = n->g;
+  if (ir_failed(g) || !ir_is_const(g, wt) || w->nsp != 2) return IR_NONE;
+  const ir_shape xs = ir_node_get(g, x5)->shape;
+  int64_t N = xs.d[0], C = xs.d[3], k0 = w->k[0], k1 = w->k[1], P;
+  if (ir_mul_ov(w->out[0], w->out[1], &P)) return IR_NONE;
+  /* [N, 1, 1, C, k0, k1, OH, OW] copied, then [N, P, 1, C, k0, k1, 1] */
+  ir_ref win = ir_view_window(g, imp_pad_spatial(g, x5, w, 0.0), 2, w->k, w->s, w->d, w->out);
+  ir_shape s5 = {.rank = 5, .d = {N, C, k0, k1, P}};
+  ir_ref xc = ir_view_reshape(g, ir_move(g, win), s5);
+  int px[5] = {0, 4, 1, 2, 3};
+  ir_shape x7 = {.rank = 7, .d = {N, P, 1, C, k0, k1, 1}};
+  ir_ref xw = ir_view_reshape(g, ir_view_permute(g, xc, px), x7);
+  ir_ref y = cols_panels(g, xw, wt, b, 2 * vf); /* [N, M, P] */
+  ir_shape y4 = {.rank = 4, .d = {N, ir_node_get(g, wt)->shape.d[0], w->out[0], w->out[1]}};
+  return ir_failed(g) ? IR_NONE : ir_view_reshape(g, y, y4);
 }

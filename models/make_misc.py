@@ -50,6 +50,10 @@
   convs_wide_cols.onnx  output channels as the columns over the wide
                       positions of 7x7 maps, k-sliced (464 -> 64) and not
   convs_wide_cols14.onnx  the same on a 14x14 map (232 -> 128), a residual Add
+  convs_im2col_cols.onnx  output channels as the columns over an im2col
+                      copy's positions: 3x3/2 to 7x7 (240 -> 64, k-sliced)
+                      with a bias and Relu, 3x3/2 dilated 2 with asymmetric
+                      pads to 14x14 (40 -> 32) and a residual Add
   convt_head.onnx     a DBNet-like probability head: ConvTranspose 2x2/2
                       with a bias, BatchNormalization, Relu, ConvTranspose
                       2x2/2 with a bias, Sigmoid as the output (the ops
@@ -578,6 +582,22 @@ save("pools", [
     [vi("y1", F, [1, 6, 12, 19]), vi("y2", F, [1, 6, 12, 19]), vi("y3", F, [1, 6, 11, 18]),
      vi("y4", F, [1, 6, 22, 19]), vi("y5", F, [1, 6, 12, 19]), vi("i5", TensorProto.INT64, [1, 6, 12, 19]),
      vi("y6", F, [1, 6, 12, 37]), vi("y7", F, [1, 4, 5, 75])], [])
+
+# output channels as the columns over an im2col copy's positions (AVX-512:
+# conv_cols.c imp_conv_im2col_cols, op_conv.c im2col_cols_fits): a 3x3/2,
+# 240 -> 64 to 7x7 (its 276 KB panels k-sliced on 1 MiB of L2, 4 row blocks
+# of 12 and one of 1) with its bias and Relu as an output, and a 3x3/2
+# dilated 2 with asymmetric pads, 40 -> 32 to 14x14 (196 positions), read
+# transposed by a residual Add of another input
+rq = np.random.default_rng(14)
+save("convs_im2col_cols", [
+    helper.make_node("Conv", ["x", "c1w", "c1b"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 2]),
+    helper.make_node("Relu", ["c1"], ["y1"]),
+    helper.make_node("Conv", ["x2", "c2w"], ["c2"], pads=[2, 1, 1, 2], strides=[2, 2], dilations=[2, 2]),
+    helper.make_node("Add", ["c2", "s"], ["y2"]),
+], [vi("x", F, [1, 240, 14, 14]), vi("x2", F, [1, 40, 29, 29]), vi("s", F, [1, 32, 14, 14])],
+    [vi("y1", F, [1, 64, 7, 7]), vi("y2", F, [1, 32, 14, 14])],
+    [w("c1w", (64, 240, 3, 3), 0.05, rq), w("c1b", (64,), 0.1, rq), w("c2w", (32, 40, 3, 3), 0.1, rq)])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
