@@ -23,6 +23,9 @@ Environment:
   ONNX2C_BENCH_MACHINE 0 skips the peak measurements (uses cached ones)
   ONNX2C_BENCH_BUSY    1 adds, for every thread count, a row run while a busy
                        loop holds the last CPU (thr "2b": the other core busy)
+  ONNX2C_BENCH_PIN     0 lets 1-thread rows run on any CPU; by default both
+                       sides of a 1-thread row (and our forms in rotation)
+                       run on the first CPU this process may use (taskset)
   ONNX2C              compiler binary (default build/onnx2c-caten)
   CC                  C compiler (default cc)
   ONNX2C_BENCH_CFLAGS extra flags for the generated C, after its own (e.g.
@@ -154,7 +157,8 @@ def machine_peaks(use_cache):
                                ('stream_triad.c', 'stream_triad', 'triad', 'triad_gbs')):
         run([CC, '-O2' if key == 'fma' else '-O3', *(PEAK_MARCH if key == 'fma' else ['-march=native']), '-fopenmp',
              os.path.join(BENCH, 'machine', src), '-o', os.path.join(d, exe)])
-        _, out = run([os.path.join(d, exe), '1', '2'], timeout=600)
+        # 1 thread on the CPU the 1-thread rows use (pin_argv), 2 anywhere
+        out = run(pin_argv(1) + [os.path.join(d, exe), '1'], timeout=600)[1] + run([os.path.join(d, exe), '2'], timeout=600)[1]
         for line in out.splitlines():
             f = line.split()
             if f and f[0] == tag:
@@ -239,7 +243,7 @@ def interleave(model, inputs, argv, threads, warmup, runs, batch, dumpdir, env=N
     sp = os.path.join(dumpdir + '.spec.json')
     os.makedirs(dumpdir, exist_ok=True)
     json.dump(spec, open(sp, 'w'))
-    _, out = run([NODE, INTERLEAVE, sp], timeout=7200)
+    _, out = run([*pin_argv(threads), NODE, INTERLEAVE, sp], timeout=7200)
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -462,6 +466,20 @@ def gen_llama(key):
 
 
 BUSY = os.environ.get('ONNX2C_BENCH_BUSY', '0') == '1'
+PIN = os.environ.get('ONNX2C_BENCH_PIN', '1') == '1'
+
+
+def pin_argv(threads):
+    """`taskset -c CPU` for a 1-thread row: onnxruntime and ours on the same
+    CPU, the first this process may use (the busy loop takes the last). The
+    vCPUs of one VM are not alike: on the Zen 5 VM of 2026-12-05 vCPU 1 ran
+    the STREAM triad at 27-29 GB/s against vCPU 0's 37-38, and ResNet-18 at
+    21.1 ms against 18.8 (onnxruntime 19.9 against 18.1-18.3), so a row whose
+    two sides landed on different vCPUs compared the vCPUs (bench/README)."""
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else []
+    if not PIN or threads != 1 or len(cpus) < 2 or not shutil.which('taskset'):
+        return []
+    return ['taskset', '-c', str(cpus[0])]
 
 
 def busy_loop():
@@ -605,7 +623,7 @@ def forms_in_rotation(rows):
         for _ in range(FORM_ROUNDS):
             for q in order:
                 try:
-                    _, o = run(by[q]['argv'] + ['--warmup', '1', '--runs', '5'], timeout=3600)
+                    _, o = run(pin_argv(t) + by[q]['argv'] + ['--warmup', '1', '--runs', '5'], timeout=3600)
                 except RuntimeError as e:
                     log(f'  {form} t={t} in rotation: FAILED: {e}')
                     return out
@@ -927,7 +945,11 @@ def main():
         emb_lines.append(f"- rewritten V=32000 / V=256 time ratio: {emb[32000]['rewritten'] / emb[256]['rewritten']:.2f}")
     floor_lines = [f"- {t} thread(s): onnxruntime {f['ort_ms']:.4f} ms per call (ours {f['ours_ms']:.5f} ms)"
                    for t, f in sorted(floor.items())]
+    pin = pin_argv(1)
+    pin_line = (f'1-thread rows: both sides on CPU {pin[-1]} (taskset; `ONNX2C_BENCH_PIN=0` lets them run anywhere)'
+                if pin else '1-thread rows: not pinned')
     text = '\n'.join([f'Last run: {started} — `ONNX2C_BENCH_MODELS={",".join(keys)} TARGET={TARGET}`', '', f'Machine: {desc}', '',
+                      pin_line, '',
                       *peak_lines, '', 'onnxruntime per-call floor (1-element Identity):', '', *floor_lines, '',
                       'Embedding (1 thread):', '', *emb_lines, '',
                       '```', *lines, '```', '',
