@@ -585,8 +585,9 @@ save("pools", [
 
 # output channels as the columns over an im2col copy's positions (AVX-512:
 # conv_cols.c imp_conv_im2col_cols, op_conv.c im2col_cols_fits): a 3x3/2,
-# 240 -> 64 to 7x7 (its 276 KB panels k-sliced on 1 MiB of L2, 4 row blocks
-# of 12 and one of 1) with its bias and Relu as an output, and a 3x3/2
+# 240 -> 64 to 7x7 (its 276 KB panels k-sliced on 1 MiB of L2, 7 row blocks
+# of 7: gemm_block.c takes rows that divide 49) with its bias and Relu as an
+# output, and a 3x3/2
 # dilated 2 with asymmetric pads, 40 -> 32 to 14x14 (196 positions), read
 # transposed by a residual Add of another input
 rq = np.random.default_rng(14)

@@ -65,6 +65,20 @@ static int wide_vectors(const sched_gemm *gm, const sched_target *t, int64_t M, 
     while (M % r && r * 3 > mr * 2) r--;
     best_mr = M % r ? mr : r;
   }
+  /* columns that are a convolution's weight over rows whose last block
+   * would be under half a block: the most rows down to half the block that
+   * divide M. Such a block runs on its few FMA chains' latency (one row:
+   * 2 chains, 4 cycles a step against the full block's 12), as long as a
+   * block of 4 rows; ResNet-18's 3x3/2 to 7x7 over an im2col copy, 49 rows
+   * as 7 x 7 instead of 4 x 12 + 1: 1.38-1.47 -> 1.29-1.34 M TSC cycles
+   * (Zen 5, 1 thread, docs/DESIGN.md). A last block of half or more stays (CRNN's
+   * 80-wide bands: 8 x 10 was 1.8 % slower than 6 x 12 + 8). */
+  if (gm->cols_conv && M % best_mr && 2 * (M % best_mr) < best_mr)
+    for (int64_t r = best_mr - 1; 2 * r >= best_mr; r--)
+      if (M % r == 0) {
+        best_mr = r;
+        break;
+      }
   *cap = best_mr;
   return best;
 }
