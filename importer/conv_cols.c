@@ -194,7 +194,7 @@ ir_ref imp_conv_wide_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const im
  * [N, C, kh, kw, OH * OW], a block's rows one run of it per step) and the
  * columns the weight's panels (cols_panels), so every vector is whole and
  * the scheduler's slices and fetches of a windowed conv's panels apply
- * (the sum over c, kh, kw). The result [N, P, M] is read through a view as
+ * (the sum over c, kh, kw; one tap, 1x1/2: a plain product). The result [N, P, M] is read through a view as
  * [N, M, OH, OW]: the next layer's copy with channels innermost reads it
  * in order. The bias is the sum's epilogue (*b taken). */
 ir_ref imp_conv_im2col_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w,

@@ -77,15 +77,16 @@ static bool cols_fits(ir_graph *g, const imp_window *w, const ir_shape *xs, ir_r
 }
 
 /* Whether imp_conv_im2col_cols takes the convolution: im2col's case
- * (CONV_MATMUL), 2-D, strided, one group, a constant float weight, 2 to 9
+ * (CONV_MATMUL), 2-D, strided, one group, a constant float weight, 1 to 9
  * taps over at least 8 channels, output channels in whole blocks of two
  * vectors, on a target of 16-float vectors and 32 registers (as
  * wide_cols_fits), and im2col's columns (the P positions in blocks of two
  * vectors) at least 1/16 more than this form's rows (P in blocks of 12, 3/4
  * of the registers in accumulators of two vectors across). ResNet-18's
  * 3x3/2, 128 -> 256 to 14x14 (224 columns for 196 against 204 rows) and
- * 256 -> 512 to 7x7 (64 for 49 against 60) take it; 64 -> 128 to 28x28
- * (800 against 792) keeps im2col, 2 % faster there (docs/DESIGN.md). */
+ * 256 -> 512 to 7x7 (64 for 49 against 60) take it, as do the 1x1/2
+ * ones to those maps; 64 -> 128 to 28x28 (800 against 792) keeps im2col,
+ * 2 % faster there (docs/DESIGN.md). */
 static bool im2col_cols_fits(ir_graph *g, const imp_window *w, const ir_shape *xs, ir_ref wt, int64_t G,
                              int64_t M, int64_t vf, int regs) {
   if (w->nsp != 2 || G != 1 || vf < 16 || regs < 32 || !ir_shape_is_static(xs) || !ir_is_const(g, wt) ||
@@ -93,7 +94,7 @@ static bool im2col_cols_fits(ir_graph *g, const imp_window *w, const ir_shape *x
     return false;
   int64_t taps = imp_tap_count(w), P, mr = regs * 3 / 4 / 2, nr = 2 * vf;
   mr = mr > 12 ? 12 : mr;
-  if (taps < 2 || taps > 9 || xs->d[1] < 8 || ir_mul_ov(w->out[0], w->out[1], &P) || P > INT64_MAX / 32)
+  if (taps < 1 || taps > 9 || xs->d[1] < 8 || ir_mul_ov(w->out[0], w->out[1], &P) || P > INT64_MAX / 32)
     return false;
   return 16 * ((P + nr - 1) / nr * nr) >= 17 * ((P + mr - 1) / mr * mr);
 }

@@ -53,7 +53,8 @@
   convs_im2col_cols.onnx  output channels as the columns over an im2col
                       copy's positions: 3x3/2 to 7x7 (240 -> 64, k-sliced)
                       with a bias and Relu, 3x3/2 dilated 2 with asymmetric
-                      pads to 14x14 (40 -> 32) and a residual Add
+                      pads to 14x14 (40 -> 32) and a residual Add, 1x1/2
+                      to 7x7 (240 -> 64)
   convt_head.onnx     a DBNet-like probability head: ConvTranspose 2x2/2
                       with a bias, BatchNormalization, Relu, ConvTranspose
                       2x2/2 with a bias, Sigmoid as the output (the ops
@@ -589,16 +590,19 @@ save("pools", [
 # of 7: gemm_block.c takes rows that divide 49) with its bias and Relu as an
 # output, and a 3x3/2
 # dilated 2 with asymmetric pads, 40 -> 32 to 14x14 (196 positions), read
-# transposed by a residual Add of another input
+# transposed by a residual Add of another input, and a 1x1/2, 240 -> 64 to
+# 7x7 with a bias as an output (a plain product over 7 row blocks of 7)
 rq = np.random.default_rng(14)
 save("convs_im2col_cols", [
     helper.make_node("Conv", ["x", "c1w", "c1b"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 2]),
     helper.make_node("Relu", ["c1"], ["y1"]),
     helper.make_node("Conv", ["x2", "c2w"], ["c2"], pads=[2, 1, 1, 2], strides=[2, 2], dilations=[2, 2]),
     helper.make_node("Add", ["c2", "s"], ["y2"]),
+    helper.make_node("Conv", ["x", "c3w", "c3b"], ["y3"], strides=[2, 2]),
 ], [vi("x", F, [1, 240, 14, 14]), vi("x2", F, [1, 40, 29, 29]), vi("s", F, [1, 32, 14, 14])],
-    [vi("y1", F, [1, 64, 7, 7]), vi("y2", F, [1, 32, 14, 14])],
-    [w("c1w", (64, 240, 3, 3), 0.05, rq), w("c1b", (64,), 0.1, rq), w("c2w", (32, 40, 3, 3), 0.1, rq)])
+    [vi("y1", F, [1, 64, 7, 7]), vi("y2", F, [1, 32, 14, 14]), vi("y3", F, [1, 64, 7, 7])],
+    [w("c1w", (64, 240, 3, 3), 0.05, rq), w("c1b", (64,), 0.1, rq), w("c2w", (32, 40, 3, 3), 0.1, rq),
+     w("c3w", (64, 240, 1, 1), 0.1, rq), w("c3b", (64,), 0.1, rq)])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())

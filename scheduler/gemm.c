@@ -194,7 +194,8 @@ void sched_gemm_plan(sched_program *p, sched_kernel *k) {
   for (int i = 0; i < w.nreads; i++) ncols += w.reads[i].coef[n] && w.reads[i].coef[kk];
   sched_gemm_block_size(gm, &p->opt.target, m >= 0 ? sched_ref(p, k->space.d[m]) : 1,
                         sched_ref(p, k->space.d[n]), k->nstages, narrow, k->nred > 1, ncols,
-                        sched_ref(p, k->space.d[kk]), sched_gemm_weights_cached(p));
+                        sched_ref(p, k->space.d[kk]), sched_gemm_weights_cached(p),
+                        m >= 0 && !ir_dim_is_sym(k->space.d[m]));
   sched_gemm_rows_for_threads(p, k, &w, pack);
   k->ngathers = 0; /* indices in the epilogue are computed where they are read */
   for (int i = 0; i < w.nreads; i++) {

@@ -29,6 +29,24 @@ bool sched_gemm_weights_cached(const sched_program *p) {
   return l3 > 0;
 }
 
+/* Rows whose last block has at most a quarter of the FMA chains the
+ * target keeps busy (latency x pipes; the block's rows x stages x vectors):
+ * that block runs on its chains' latency, one row of one sum 4 cycles a
+ * step on 2 chains against the full block's 8 or 12, as long as a block of
+ * 4 rows. Then the most rows, down to half the block, that divide M, where
+ * there are such. ResNet-18's 3x3/2 to 7x7 over an im2col copy, 49 rows as
+ * 7 x 7 instead of 4 x 12 + 1: 1.38-1.47 -> 1.29-1.34 M TSC cycles (Zen 5,
+ * 1 thread, docs/DESIGN.md). A last block with more chains stays: its
+ * 3x3/2 to 14x14 (16 x 12 + 4, as 28 x 7 no faster), CRNN's 80-wide bands
+ * (6 x 12 + 8; as 8 x 10 1.8 % slower), SwiGLU's two sums over 128 rows
+ * (21 x 6 + 2), AVX2's 6 x 16 blocks over 128 rows (21 x 6 + 2). */
+static int64_t whole_blocks(const sched_target *t, int64_t M, int64_t mr, int nstages, int nv) {
+  if (mr < 2 || M % mr == 0 || 4 * (M % mr) * nstages * nv > sched_target_chains(t)) return mr;
+  for (int64_t r = mr - 1; 2 * r >= mr; r--)
+    if (M % r == 0) return r;
+  return mr;
+}
+
 /* A windowed convolution with 32 registers of 512 bits (AVX-512): of the
  * blocks whose accumulators take 3/4 of the registers (12 x 2 vectors,
  * 8 x 3, 6 x 4) and whose columns are whole blocks (a partial one came out
@@ -65,20 +83,6 @@ static int wide_vectors(const sched_gemm *gm, const sched_target *t, int64_t M, 
     while (M % r && r * 3 > mr * 2) r--;
     best_mr = M % r ? mr : r;
   }
-  /* columns that are a convolution's weight over rows whose last block
-   * would be under half a block: the most rows down to half the block that
-   * divide M. Such a block runs on its few FMA chains' latency (one row:
-   * 2 chains, 4 cycles a step against the full block's 12), as long as a
-   * block of 4 rows; ResNet-18's 3x3/2 to 7x7 over an im2col copy, 49 rows
-   * as 7 x 7 instead of 4 x 12 + 1: 1.38-1.47 -> 1.29-1.34 M TSC cycles
-   * (Zen 5, 1 thread, docs/DESIGN.md). A last block of half or more stays (CRNN's
-   * 80-wide bands: 8 x 10 was 1.8 % slower than 6 x 12 + 8). */
-  if (gm->cols_conv && M % best_mr && 2 * (M % best_mr) < best_mr)
-    for (int64_t r = best_mr - 1; 2 * r >= best_mr; r--)
-      if (M % r == 0) {
-        best_mr = r;
-        break;
-      }
   *cap = best_mr;
   return best;
 }
@@ -95,7 +99,7 @@ static int wide_vectors(const sched_gemm *gm, const sched_target *t, int64_t M, 
  * one core); but a single row over weights that stay in cache (`cached`)
  * takes more columns, below. */
 void sched_gemm_block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t N, int nstages,
-                           bool narrow, bool windowed, int ncols, int64_t K, bool cached) {
+                           bool narrow, bool windowed, int ncols, int64_t K, bool cached, bool m_static) {
   int lanes = sched_target_lanes(t);
   int nv = t->vector_bits <= 128 && t->vector_regs >= 32 ? 3 : 2;
   /* one row whose weights stay in cache between calls (all the model's
@@ -146,6 +150,7 @@ void sched_gemm_block_size(sched_gemm *gm, const sched_target *t, int64_t M, int
   }
   gm->nr = nv * lanes;
   gm->mr = (int)block_rows(gm, t, M, nstages, nv, cap);
+  if (gm->m >= 0 && m_static && !row) gm->mr = (int)whole_blocks(t, M, gm->mr, nstages, nv);
   /* a whole row takes all the registers but its columns and the
    * broadcast: 5 x 80 on AVX-512 (25 accumulators) ran 4 % faster than
    * 4 x 80 (3x3, 64 -> 128 and 128 -> 256 at stride (2, 1), 80-wide rows,

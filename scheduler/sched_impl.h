@@ -118,10 +118,10 @@ static inline int64_t sched_min64(int64_t a, int64_t b) {
 }
 
 /* The register block (gemm_block.c): mr x nr from the target for M rows
- * and N columns; whether the model's weights stay in cache between calls;
+ * (`m_static`: M is no symbol's reference value) and N columns; whether the model's weights stay in cache between calls;
  * a single row's partial accumulators. */
 void sched_gemm_block_size(sched_gemm *gm, const sched_target *t, int64_t M, int64_t N, int nstages,
-                           bool narrow, bool windowed, int ncols, int64_t K, bool cached);
+                           bool narrow, bool windowed, int ncols, int64_t K, bool cached, bool m_static);
 bool sched_gemm_weights_cached(const sched_program *p);
 int sched_gemm_acc_parts(const sched_gemm *gm, const sched_target *t, int nstages);
 /* Fetches and k slices (gemm_fetch.c): the packed panels' slices of k,
