@@ -83,6 +83,39 @@ bool cg_whole_tiles(isl_ast_node *loop) {
   return (kinds & (1u << SCHED_STMT_UPDATE)) && (kinds & (1u << SCHED_STMT_FINAL));
 }
 
+/* Whether the threads' chunks of an element-wise or reducing kernel would
+ * write into the same cache lines: its outermost loop (the one the pool
+ * splits into c->chunks) steps through the output by less than a line and
+ * an inner loop by more, so each chunk writes runs of its share of the
+ * outer loop times that step, and where a run is under two lines most
+ * lines hold pieces of two chunks. A transposing write: ResNet-18's
+ * residual Add + Relu reading a [P, M] result into [M, 7, 7], 4 chunks of
+ * the 7 rows, runs of 2 x 28 bytes in every 196-byte channel, ran 8x
+ * slower at 2 threads than at 1 on this VM (152-209 k against 19 k TSC
+ * cycles; 74-76 k on one thread beside threaded kernels, half its input
+ * from the other core). Its 14x14 form (runs of 4 x 56 bytes in 784) ran
+ * faster threaded (83-86 k against 140-142 k alone) and stays. Output
+ * strides are the root's contiguous ones; kernels with collapsed loops or
+ * symbolic sizes are not judged. */
+static bool shares_lines(const cg_kernel *c) {
+  const sched_kernel *k = c->k;
+  const ir_node *root = ir_node_get(c->p->g, k->root);
+  int64_t st[IR_MAX_RANK], s = 1, es = (int64_t)ir_dtype_size(root->dtype);
+  if (k->gemm.on || k->collapsed || k->nouter < 2 || c->chunks < 2) return false;
+  for (int a = 0; a < IR_MAX_RANK; a++) st[a] = -1;
+  for (int r = root->shape.rank - 1; r >= 0; r--) {
+    if (ir_dim_is_sym(root->shape.d[r])) return false;
+    if (k->root_axis[r] >= 0) st[k->root_axis[r]] = s;
+    if (s > INT64_MAX / 64 / (root->shape.d[r] > 0 ? root->shape.d[r] : 1)) return false;
+    s *= root->shape.d[r];
+  }
+  int64_t s0 = st[k->outer[0]], n0 = k->space.d[k->outer[0]];
+  if (s0 < 0 || s0 * es >= 64 || ir_dim_is_sym(n0)) return false;
+  bool inner = false;
+  for (int i = 1; i < k->nouter; i++) inner |= st[k->outer[i]] > s0 && k->space.d[k->outer[i]] > 1;
+  return inner && n0 * s0 * es < 2 * 64 * c->chunks;
+}
+
 /* Threads only where they pay: handing a loop to the pool costs about a
  * microsecond, waking a sleeping worker more, so a kernel gets them when its
  * estimated time on one core is at least 20 us: its FLOPs at 64 per ns in a
@@ -96,7 +129,8 @@ bool cg_whole_tiles(isl_ast_node *loop) {
  * statement of the kernel is inside it; iterations write disjoint outputs
  * and read inputs), so it is parallel; in a register-blocked kernel it runs
  * over tiles, and isl has checked that no dependence leaves a tile
- * (scheduler/tile.c). */
+ * (scheduler/tile.c). Not where the chunks would share the output's cache
+ * lines (shares_lines, above). */
 bool cg_wants_threads(cg_kernel *c) {
   if (c->threads < 2 || !c->k->nouter || ir_dim_ref(c->p->g, c->k->extent[c->k->outer[0]]) < 2)
     return false;
@@ -118,7 +152,7 @@ bool cg_wants_threads(cg_kernel *c) {
    * 23.4 against 24.7). */
   if (c->k->gemm.on && ((c->k->gemm.nstream && !c->k->gemm.stream_spread) || c->k->gemm.ahead))
     c->chunks = 2 * c->threads;
-  return ns >= 20000 || c->threads_all;
+  return c->threads_all || (ns >= 20000 && !shares_lines(c));
 }
 
 /* Finds the first user statement of kind `want` under `node`. */
