@@ -79,6 +79,7 @@ typedef struct {
   uint32_t rows_syms;
   const char *decl;
   bool in_rows, outside;
+  bool top_if; /* printing a branch of an if at the kernel's top (emit.c) */
   /* an innermost loop split where its masks hold (emit.c, split_loop):
    * 1 while its body is rendered to collect the masks on iterator
    * `split_it` (their common range [split_lo, split_hi), split_n of them,

@@ -280,8 +280,11 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
       memmove(cd.s, cd.s + 1, cd.n - 2);
       cd.s[cd.n - 2] = 0;
     }
-    bool threads = c->depth == 1 && !c->in_rows && !c->in_slices && c->worth_threads && c->rows &&
-                   (!c->k->gemm.on || cg_whole_tiles(node));
+    /* the outermost loop, also under a guard at the top: isl prints a
+     * symbolic M's full row blocks as `if (M >= mr) for ...` (a symbolic
+     * 1.1B prefill's products ran on one thread at --threads 2) */
+    bool threads = (c->depth == 1 || (c->depth == 2 && c->top_if)) && !c->in_rows && !c->in_slices &&
+                   c->worth_threads && c->rows && (!c->k->gemm.on || cg_whole_tiles(node));
     if (threads) {
       print_rows_loop(c, node, i.s, b.s, cd.s, s.s);
       free(i.s), free(b.s), free(cd.s), free(s.s);
@@ -343,6 +346,8 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
     isl_ast_expr_free(cond);
     cg_line(c->body, c->depth, "if (%s) {", cd.s);
     free(cd.s);
+    bool top_if = c->top_if;
+    c->top_if = c->depth == 1 && !c->in_rows;
     isl_ast_node *t = isl_ast_node_if_get_then_node(node);
     c->depth++;
     print_node(c, t);
@@ -356,6 +361,7 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
       c->depth--;
       isl_ast_node_free(e);
     }
+    c->top_if = top_if;
     cg_line(c->body, c->depth, "}");
     break;
   }

@@ -141,18 +141,24 @@ static isl_multi_union_pw_aff *band(isl_ctx *ctx, const sched_kernel *k, const t
 /* The tile band: kept axes other than m and n in their order, then the
  * column tile, then the row tile (with k slices the row tile is in a band
  * of its own, below the slice; rows_outer: the row tile first, then the
- * other axes and the column tile; cols_outer: the column tile first;
- * chunk: a chunk of one axis, then the row tile, then the others).
+ * other axes and the column tile; cols_outer, or a symbolic other axis:
+ * the column tile first; chunk: a chunk of one axis, then the row tile,
+ * then the others).
  * Its dimensions are parallel. */
 static int outer_dims(const sched_kernel *k, int *dims) {
   int n = 0;
+  /* a symbolic kept axis (a batch, one at run time) outermost would be the
+   * loop the thread pool splits: the column tile goes first instead */
+  bool cols_first = k->gemm.cols_outer;
+  for (int i = 0; i < k->nouter && !k->gemm.chunk && !k->gemm.rows_outer; i++)
+    cols_first |= k->outer[i] != k->gemm.m && k->outer[i] != k->gemm.n && ir_dim_is_sym(k->space.d[k->outer[i]]);
   if (k->gemm.chunk) dims[n++] = CHUNK_DIM(k->gemm.chunk_axis);
   if (k->gemm.chunk && k->gemm.m >= 0) dims[n++] = k->gemm.m;
   if (k->gemm.m >= 0 && k->gemm.rows_outer) dims[n++] = k->gemm.m;
-  if (k->gemm.cols_outer) dims[n++] = k->gemm.n;
+  if (cols_first) dims[n++] = k->gemm.n;
   for (int i = 0; i < k->nouter; i++)
     if (k->outer[i] != k->gemm.m && k->outer[i] != k->gemm.n) dims[n++] = k->outer[i];
-  if (!k->gemm.cols_outer) dims[n++] = k->gemm.n;
+  if (!cols_first) dims[n++] = k->gemm.n;
   if (k->gemm.m >= 0 && !k->gemm.kc && !k->gemm.rows_outer && !k->gemm.chunk) dims[n++] = k->gemm.m;
   return n;
 }
