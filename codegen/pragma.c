@@ -100,15 +100,13 @@ bool cg_whole_tiles(isl_ast_node *loop) {
 static bool shares_lines(const cg_kernel *c) {
   const sched_kernel *k = c->k;
   const ir_node *root = ir_node_get(c->p->g, k->root);
-  int64_t st[IR_MAX_RANK], s = 1, es = (int64_t)ir_dtype_size(root->dtype);
-  if (k->gemm.on || k->collapsed || k->nouter < 2 || c->chunks < 2) return false;
+  int64_t st[IR_MAX_RANK], rs[IR_MAX_RANK], es = (int64_t)ir_dtype_size(root->dtype);
+  if (k->gemm.on || k->collapsed || k->nouter < 2 || c->chunks < 2 || !ir_shape_is_static(&root->shape))
+    return false;
+  ir_contiguous_strides(&root->shape, rs);
   for (int a = 0; a < IR_MAX_RANK; a++) st[a] = -1;
-  for (int r = root->shape.rank - 1; r >= 0; r--) {
-    if (ir_dim_is_sym(root->shape.d[r])) return false;
-    if (k->root_axis[r] >= 0) st[k->root_axis[r]] = s;
-    if (s > INT64_MAX / 64 / (root->shape.d[r] > 0 ? root->shape.d[r] : 1)) return false;
-    s *= root->shape.d[r];
-  }
+  for (int r = 0; r < root->shape.rank; r++)
+    if (k->root_axis[r] >= 0) st[k->root_axis[r]] = rs[r];
   int64_t s0 = st[k->outer[0]], n0 = k->space.d[k->outer[0]];
   if (s0 < 0 || s0 * es >= 64 || ir_dim_is_sym(n0)) return false;
   bool inner = false;

@@ -35,6 +35,20 @@ static conv_form conv_choose(const imp_window *w, const ir_shape *xs, int64_t cg
   return w->s[w->nsp - 1] == 1 ? CONV_ROWS : CONV_TAPS;
 }
 
+/* What the forms over weight panels (conv_cols.c: wide_cols, im2col_cols)
+ * need: 2-D, one group, static shapes, a constant float weight, output
+ * channels in whole blocks of two vectors, a target of 16-float vectors and
+ * 32 registers. Their block's rows (3/4 of the registers in accumulators of
+ * two vectors across, at most 12), or 0 when it does not apply. */
+static int64_t panel_rows(ir_graph *g, const imp_window *w, const ir_shape *xs, ir_ref wt, int64_t G, int64_t M,
+                          int64_t vf, int regs) {
+  if (w->nsp != 2 || G != 1 || vf < 16 || regs < 32 || !ir_shape_is_static(xs) || !ir_is_const(g, wt) ||
+      ir_node_get(g, wt)->dtype != IR_F32 || M % (2 * vf))
+    return 0;
+  int64_t mr = (int64_t)regs * 3 / 4 / 2;
+  return mr > 12 ? 12 : mr;
+}
+
 /* Whether imp_conv_wide_cols takes the convolution: 2-D, stride and dilation
  * 1, one group, a constant float weight, 2 to 9 taps over at least 8
  * channels, output channels in whole blocks of two vectors, on a target
@@ -48,14 +62,11 @@ static conv_form conv_choose(const imp_window *w, const ir_shape *xs, int64_t cg
  * layer); 28x28 and 56x56 (+0 and +0.8 %) keep the wide form. */
 static bool wide_cols_fits(ir_graph *g, const imp_window *w, const ir_shape *xs, ir_ref wt,
                            int64_t G, int64_t M, int64_t vf, int regs, int64_t wide_products) {
-  if (w->nsp != 2 || G != 1 || vf < 16 || regs < 32 || !ir_shape_is_static(xs) ||
-      !ir_is_const(g, wt) || ir_node_get(g, wt)->dtype != IR_F32 || M % (2 * vf))
-    return false;
+  int64_t mr = panel_rows(g, w, xs, wt, G, M, vf, regs);
+  if (!mr) return false;
   for (int i = 0; i < 2; i++)
     if (w->s[i] != 1 || w->d[i] != 1) return false;
-  int64_t taps = imp_tap_count(w), P = w->out[0] * imp_conv_wide_stride(w), mr = regs * 3 / 4 / 2,
-          products;
-  mr = mr > 12 ? 12 : mr;
+  int64_t taps = imp_tap_count(w), P = w->out[0] * imp_conv_wide_stride(w), products;
   if (wide_products < 0 || ir_mul_ov((P + mr - 1) / mr * mr, M, &products) || products > INT64_MAX / 17 ||
       wide_products > INT64_MAX / 16)
     return false;
@@ -77,10 +88,8 @@ static bool cols_fits(ir_graph *g, const imp_window *w, const ir_shape *xs, ir_r
 }
 
 /* Whether imp_conv_im2col_cols takes the convolution: im2col's case
- * (CONV_MATMUL), 2-D, strided, one group, a constant float weight, 1 to 9
- * taps over at least 8 channels, output channels in whole blocks of two
- * vectors, on a target of 16-float vectors and 32 registers (as
- * wide_cols_fits), and im2col's columns (the P positions in blocks of two
+ * (CONV_MATMUL), strided, at most 9 taps over at least 8 channels,
+ * panel_rows' conditions, and im2col's columns (the P positions in blocks of two
  * vectors) at least 1/16 more than this form's rows (P in blocks of 12, 3/4
  * of the registers in accumulators of two vectors across). ResNet-18's
  * 3x3/2, 128 -> 256 to 14x14 (224 columns for 196 against 204 rows) and
@@ -89,12 +98,9 @@ static bool cols_fits(ir_graph *g, const imp_window *w, const ir_shape *xs, ir_r
  * 2 % faster there (docs/DESIGN.md). */
 static bool im2col_cols_fits(ir_graph *g, const imp_window *w, const ir_shape *xs, ir_ref wt, int64_t G,
                              int64_t M, int64_t vf, int regs) {
-  if (w->nsp != 2 || G != 1 || vf < 16 || regs < 32 || !ir_shape_is_static(xs) || !ir_is_const(g, wt) ||
-      ir_node_get(g, wt)->dtype != IR_F32 || M % (2 * vf) || w->s[1] < 2)
-    return false;
-  int64_t taps = imp_tap_count(w), P, mr = regs * 3 / 4 / 2, nr = 2 * vf;
-  mr = mr > 12 ? 12 : mr;
-  if (taps < 1 || taps > 9 || xs->d[1] < 8 || ir_mul_ov(w->out[0], w->out[1], &P) || P > INT64_MAX / 32)
+  int64_t mr = panel_rows(g, w, xs, wt, G, M, vf, regs), nr = 2 * vf, P;
+  if (!mr || w->s[1] < 2 || imp_tap_count(w) > 9 || xs->d[1] < 8 || ir_mul_ov(w->out[0], w->out[1], &P) ||
+      P > INT64_MAX / 32)
     return false;
   return 16 * ((P + nr - 1) / nr * nr) >= 17 * ((P + mr - 1) / mr * mr);
 }

@@ -150,7 +150,7 @@ void sched_gemm_block_size(sched_gemm *gm, const sched_target *t, int64_t M, int
   }
   gm->nr = nv * lanes;
   gm->mr = (int)block_rows(gm, t, M, nstages, nv, cap);
-  if (gm->m >= 0 && m_static && !row) gm->mr = (int)whole_blocks(t, M, gm->mr, nstages, nv);
+  if (m_static && !row) gm->mr = (int)whole_blocks(t, M, gm->mr, nstages, nv);
   /* a whole row takes all the registers but its columns and the
    * broadcast: 5 x 80 on AVX-512 (25 accumulators) ran 4 % faster than
    * 4 x 80 (3x3, 64 -> 128 and 128 -> 256 at stride (2, 1), 80-wide rows,
