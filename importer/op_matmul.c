@@ -2,14 +2,77 @@
  * MatMulInteger, all on top of ir_matmul (broadcast MUL + ADD reduce). */
 #include "importer_impl.h"
 
-/* A required input: records an error when it is absent. */
+/* x [K, N] (imp_dequant_scale's widened weight: CAST(w), or CAST(w) plus a
+ * zero point of one value) read as panels [N / P, K, P] of P columns,
+ * widened by one copy (the views on the one-byte weight itself, so the
+ * copy reads it where it lies), or IR_NONE. */
+static ir_ref widened_panels(ir_graph *g, ir_ref x, int64_t P) {
+  const ir_node *xn = ir_node_get(g, x);
+  ir_ref z = IR_NONE, c = x;
+  if (xn->op == IR_ADD) {
+    z = xn->src[1], c = xn->src[0];
+    if (ir_shape_numel(&ir_node_get(g, z)->shape) != 1) return IR_NONE;
+  }
+  const ir_node *cn = ir_node_get(g, c);
+  if (cn->op != IR_CAST || cn->dtype != IR_F32) return IR_NONE;
+  ir_ref w = cn->src[0];
+  const ir_shape ws = ir_node_get(g, w)->shape;
+  if (!ir_shape_eq(&ws, &ir_node_get(g, x)->shape) || ws.d[1] % P) return IR_NONE;
+  int swap01[3] = {1, 0, 2};
+  ir_shape w3 = {.rank = 3, .d = {ws.d[0], ws.d[1] / P, P}};
+  ir_ref v = ir_cast(g, ir_view_permute(g, ir_view_reshape(g, w, w3), swap01), IR_F32); /* [N/P, K, P] */
+  if (z != IR_NONE) v = ir_binary(g, IR_ADD, v, ir_view_reshape(g, z, (ir_shape){.rank = 3, .d = {1, 1, 1}}));
+  return ir_view_permute(g, ir_move(g, v), swap01); /* [K, N/P, P] */
+}
+
+/* A times a widened one-byte weight x [K, N] (imp_dequant_scale), then
+ * times its scale `row` [1, N], when A has several rows (a prefill): x
+ * widened once per call into float panels [N / P, K, P] of P = two target
+ * vectors (the register block's columns), each panel one contiguous run
+ * read by every row block. Read where it lay, [K, N], a panel's K rows
+ * were N floats apart (the 1.1B model's w1: 22 KB), in a few sets of L2,
+ * streamed again for every row block (the 1.1B int8 prefill at S = 128,
+ * Zen 5, 1 thread: 2.80-3.05 s -> 1.59-1.62, fp32 1.42-1.45; docs/DESIGN.md).
+ * Fewer than 4 rows (a decode step) keep the widening in the register
+ * block, as the fuser does (scheduler/fuse.c, recomputes); a symbolic row
+ * count counts as many (the fuser widened such a weight once per call
+ * before too). IR_NONE where it does not apply. */
+static ir_ref matmul_widened(imp_node *n, ir_ref a, ir_ref x, ir_ref row) {
+  ir_graph *g = n->g;
+  const ir_shape as = imp_gshape(g, a), xs = imp_gshape(g, x), rs = imp_gshape(g, row);
+  int64_t P = 2 * imp_ctx_vector_floats(n->ctx), rows = 1;
+  for (int i = 0; i < as.rank - 1 && rows < 4; i++) rows = ir_dim_is_sym(as.d[i]) ? 4 : rows * as.d[i];
+  if (xs.rank != 2 || !ir_shape_is_static(&xs) || rows < 4 || P < 1 || xs.d[1] % P ||
+      as.rank + 2 > IR_MAX_RANK || (ir_shape_numel(&rs) != xs.d[1] && ir_shape_numel(&rs) != 1))
+    return IR_NONE;
+  int64_t K = xs.d[0], N = xs.d[1];
+  ir_ref xp = widened_panels(g, x, P);
+  if (xp == IR_NONE) return IR_NONE;
+  int r = as.rank;
+  ir_shape av = as, bv = {.rank = r + 2}, sv = {.rank = r + 1};
+  av.d[r] = 1, av.d[r + 1] = 1, av.rank = r + 2; /* [.., M, K, 1, 1] */
+  for (int i = 0; i < r - 1; i++) bv.d[i] = 1, sv.d[i] = 1;
+  bv.d[r - 1] = K, bv.d[r] = N / P, bv.d[r + 1] = P;
+  ir_ref y = ir_sum(g, ir_binary(g, IR_MUL, ir_view_reshape(g, a, av), ir_view_reshape(g, xp, bv)), 1u << (r - 1), false);
+  /* the scale on the sum's own axes [.., M, N/P, P]: the product's epilogue */
+  sv.d[r - 1] = ir_shape_numel(&rs) == 1 ? 1 : N / P, sv.d[r] = ir_shape_numel(&rs) == 1 ? 1 : P;
+  y = ir_binary(g, IR_MUL, y, ir_view_reshape(g, row, sv));
+  ir_shape ys = as;
+  ys.d[r - 1] = N;
+  return ir_view_reshape(g, y, ys);
+}
+
+/* MatMul; a dequantized weight's scale multiplies the sums. */
 static int lower_matmul(imp_node *n) {
   ir_ref a = imp_req(n, 0), b = imp_req(n, 1), x, row;
   if (ir_failed(n->g)) return -1;
   /* a dequantized weight: its scale multiplies the sums, not the weights
    * (A of rank 1 would drop the row axis that S's row keeps) */
-  if (imp_gshape(n->g, a).rank >= 2 && imp_dequant_scale(n->g, b, &x, &row))
-    return imp_set_out(n, 0, imp_mul(n->g, ir_matmul(n->g, a, x), row));
+  if (imp_gshape(n->g, a).rank >= 2 && imp_dequant_scale(n->g, b, &x, &row)) {
+    ir_ref y = matmul_widened(n, a, x, row);
+    if (y == IR_NONE && !ir_failed(n->g)) y = imp_mul(n->g, ir_matmul(n->g, a, x), row);
+    return imp_set_out(n, 0, y);
+  }
   return imp_set_out(n, 0, ir_matmul(n->g, a, b));
 }
 

@@ -86,6 +86,49 @@ static ir_ref finish(ir_graph *g, ir_ref y, ir_shape as, int64_t N, int64_t Np) 
   return ir_view_slice(g, y, st, sp, ln);
 }
 
+/* A of several rows (a prefill) times the packed codes cw [np, kb, h, P]:
+ * every code of a word dequantized by one kernel, (q − zp)·s in float as
+ * onnxruntime does, into one float buffer [np, kb, h, per, P] read by a
+ * plain product (one column vector a step; one row block reads a panel,
+ * one contiguous run, from L2). Code p of a word is masked in place,
+ * converted (unsigned: bit 31 is a code's) and scaled by 2^-(p·bits),
+ * exactly. The 1.1B model's prefill at S = 128 (Zen 5, 1 thread): 2.44-2.55
+ * s -> 1.88-1.97 (docs/DESIGN.md); before, each code place was a buffer
+ * of its own, laid out [kb, np, ..] (a panel's blocks 720 KB apart, in a
+ * few sets of L2), the product reading 8 column vectors a step. a5 [..,
+ * kb, 1, h, per]; zw the negated zero points [np, kb, 1, P] or IR_NONE
+ * (the default one, a scalar in sw's place: sw [np, kb, 1, P]). The sum
+ * [.., 1, np, 1, P]. */
+static ir_ref rows_product(ir_graph *g, ir_ref a5, ir_ref cw, ir_ref zw, ir_ref sw, int bits, int r) {
+  const ir_shape cs = ir_node_get(g, cw)->shape;
+  int64_t np = cs.d[0], kb = cs.d[1], h = cs.d[2], P = cs.d[3];
+  int per = 32 / bits;
+  uint32_t *mk = malloc((size_t)per * sizeof *mk);
+  float *pl = malloc((size_t)per * sizeof *pl);
+  if (!mk || !pl) return free(mk), free(pl), ir_fail(g, "out of memory for the code places"), IR_NONE;
+  for (int p = 0; p < per; p++)
+    mk[p] = ((1u << bits) - 1) << (p * bits), pl[p] = 1.0f / (float)(1u << (p * bits));
+  ir_shape c5 = {.rank = 5, .d = {np, kb, h, 1, P}}, p5 = {.rank = 5, .d = {1, 1, 1, per, 1}},
+           s5 = {.rank = 5, .d = {np, kb, 1, 1, P}};
+  ir_ref m = ir_const_take(g, "nbits_code_masks", IR_U32, (ir_shape){.rank = 1, .d = {per}}, mk);
+  ir_ref q = ir_cast(g, ir_binary(g, IR_AND, ir_view_reshape(g, cw, c5), ir_view_reshape(g, m, p5)), IR_F32);
+  ir_ref place = ir_const_take(g, "nbits_code_place", IR_F32, (ir_shape){.rank = 1, .d = {per}}, pl);
+  q = ir_binary(g, IR_MUL, q, ir_view_reshape(g, place, p5));
+  ir_ref zb = zw == IR_NONE ? ir_scalar(g, IR_F32, -(double)(1 << (bits - 1))) : ir_view_reshape(g, zw, s5);
+  q = ir_move(g, ir_binary(g, IR_MUL, ir_binary(g, IR_ADD, q, zb), ir_view_reshape(g, sw, s5)));
+  /* [.., kb, np, h, per, P] = a5 [.., kb, 1, h, per, 1] x q [1.., kb, np, h, per, P] */
+  int to_kb[5] = {1, 0, 2, 3, 4};
+  ir_shape a6 = ir_node_get(g, a5)->shape, q6 = {.rank = r + 4};
+  a6.d[r + 3] = 1, a6.rank = r + 4;
+  for (int i = 0; i < r - 1; i++) q6.d[i] = 1;
+  q6.d[r - 1] = kb, q6.d[r] = np, q6.d[r + 1] = h, q6.d[r + 2] = per, q6.d[r + 3] = P;
+  ir_ref prod = ir_binary(g, IR_MUL, ir_view_reshape(g, a5, a6), ir_view_reshape(g, ir_view_permute(g, q, to_kb), q6));
+  ir_ref y = ir_sum(g, prod, 13u << (r - 1), true); /* [.., 1, np, 1, 1, P] */
+  ir_shape y5 = ir_node_get(g, y)->shape;
+  y5.d[r + 2] = P, y5.rank = r + 3;
+  return ir_move(g, ir_view_reshape(g, y, y5));
+}
+
 /* Columns per panel of the packed codes: two vectors of the target (32
  * words, two cache lines, on AVX-512; 16 on AVX2), so a panel's rows
  * follow each other in memory and one row is two independent sums (with
@@ -97,16 +140,16 @@ static int64_t panel_columns(const imp_node *n) {
 }
 
 /* Constant B, scales and zero points: the codes stay packed, `per` =
- * 32/bits of them in a 32-bit word, in panels [k_blocks][ceil(N/P)][h][P]
- * with h = block/per and P = min(N, panel_columns): word (b, pn, j, c) holds the
+ * 32/bits of them in a 32-bit word, in panels [ceil(N/P)][k_blocks][h][P]
+ * with h = block/per and P = min(N, panel_columns): word (pn, b, j, c) holds the
  * codes j, j + h, .. of block b of column pn·P + c, low bits first. One
- * row (decode) takes them as [ceil(N/P)][k_blocks][h][P]: its kernel runs
- * the panels outside the blocks and streams each panel's codes in order.
+ * row (decode): its kernel runs the panels outside the blocks and streams
+ * each panel's codes in order; more rows: rows_product, below.
  * A decode step streams the codes once, half a byte per 4-bit weight, and
  * the kernel unpacks a word per lane with a mask per code: no widening of
  * bytes (which gcc does through 16-bit steps). Scales and given zero
- * points (negated: added) are panels in the same order, [kb][np][P] or
- * [np][kb][P]; columns past N have scale 0.
+ * points (negated: added) are panels in the same order, [np][kb][P];
+ * columns past N have scale 0.
  *
  * One row: the scale and the zero point are applied once per word (per
  * codes of one 32-bit word), not per weight: Σ_j A_j (q_j − zp) s =
@@ -133,15 +176,13 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
     free(codes), free(zf), free(sf);
     return imp_fail(n, "out of memory for the repacked weight (%lld words)", (long long)ncode), IR_NONE;
   }
-  /* one row (decode): the panels outside the blocks, [np][kb][..][P]
-   * (below); more rows: [kb][np][..][P] */
   bool one_row = true;
   ir_shape as = *imp_shape(n, a);
   int r = as.rank;
   for (int i = 0; i < r - 1; i++) one_row = one_row && as.d[i] == 1;
   for (int64_t c = 0; c < N; c++)
     for (int64_t bl = 0; bl < kb; bl++) {
-      int64_t bp = one_row ? c / P * kb + bl : bl * np + c / P; /* (block, panel) in their order */
+      int64_t bp = c / P * kb + bl; /* (panel, block) */
       int64_t pan = bp * P + c % P;
       sf[pan] = S[c * kb + bl];
       zf[pan] = -zero_at(zn, c, bl, kb, bits);
@@ -152,12 +193,11 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
         out[j % h * P] |= q << (j / h * bits);
       }
     }
-  int64_t d0 = one_row ? np : kb, d1 = one_row ? kb : np;
-  ir_ref cw = ir_const_take(g, "nbits_codes", IR_U32, (ir_shape){.rank = 4, .d = {d0, d1, h, P}}, codes);
+  ir_ref cw = ir_const_take(g, "nbits_codes", IR_U32, (ir_shape){.rank = 4, .d = {np, kb, h, P}}, codes);
   /* without zero points, the default one is a constant: no stream of it */
-  ir_ref zw = zn ? ir_const_take(g, "nbits_minus_zero_points", IR_F32, (ir_shape){.rank = 4, .d = {d0, d1, 1, P}}, zf)
+  ir_ref zw = zn ? ir_const_take(g, "nbits_minus_zero_points", IR_F32, (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, zf)
                  : (free(zf), ir_scalar(g, IR_F32, -(double)(1 << (bits - 1))));
-  ir_ref sw = ir_const_take(g, "nbits_scales", IR_F32, (ir_shape){.rank = 4, .d = {d0, d1, 1, P}}, sf);
+  ir_ref sw = ir_const_take(g, "nbits_scales", IR_F32, (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, sf);
   /* A [.., K] -> [.., kb, 1, per, h] (one row: [.., 1, kb, per, h]; zeros
    * past K) -> [.., kb, 1, h, per]: the slice p of the last axis
    * multiplies the codes in bits p·bits.. */
@@ -170,44 +210,29 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
   for (int i = 0; i < r + 3; i++) perm[i] = i;
   perm[r + 1] = r + 2, perm[r + 2] = r + 1;
   ir_ref a5 = ir_view_permute(g, ir_view_reshape(g, ap, s5), perm);
-  /* One row (decode): the scale once per word (above). More rows
-   * (prefill): the fuser dequantizes each weight into a float buffer once
-   * per call, read by every row block; per-block sums would be a buffer
-   * of rows × N × kb floats (base LLaMA, S = 128: 1.0 s against 0.33) */
+  if (!one_row) return finish(g, rows_product(g, a5, cw, zn ? zw : IR_NONE, sw, bits, r), as, N, np * P);
   /* One row: code p (but the last, whose bit 31 would be a sign) is left
    * in place, q·2^(p·bits) (< 2^31: exact as int32 and as float), and
    * multiplies A·2^-(p·bits) (A is one row: scaled once per call, one
    * kernel): the same product (unless |A| < 2^-98 underflows) with no
    * shift per code, an AND, a convert and an FMA per weight (one 2048 ×
    * 5632 weight in L3: 34 against 28 G weights/s with a shift per code). */
-  ir_ref as5 = a5;
-  if (one_row) {
-    float *f = malloc((size_t)per * sizeof *f);
-    if (!f) return imp_fail(n, "out of memory for the code places"), IR_NONE;
-    for (int p = 0; p < per; p++) f[p] = p < per - 1 ? 1.0f / (float)(1u << (p * bits)) : 1.0f;
-    as5 = ir_binary(g, IR_MUL, a5, ir_const_take(g, "nbits_code_place", IR_F32, (ir_shape){.rank = 1, .d = {per}}, f));
-  }
+  float *f = malloc((size_t)per * sizeof *f);
+  if (!f) return imp_fail(n, "out of memory for the code places"), IR_NONE;
+  for (int p = 0; p < per; p++) f[p] = p < per - 1 ? 1.0f / (float)(1u << (p * bits)) : 1.0f;
+  ir_ref as5 = ir_binary(g, IR_MUL, a5, ir_const_take(g, "nbits_code_place", IR_F32, (ir_shape){.rank = 1, .d = {per}}, f));
   ir_ref t[32]; /* per <= 16 */
   for (int p = 0; p < per; p++) {
     int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
     for (int i = 0; i < r + 3; i++) sp[i] = 1, ln[i] = s5.d[i];
     ln[r + 1] = h, ln[r + 2] = 1, st[r + 2] = p;
     ir_ref ax = ir_view_slice(g, as5, st, sp, ln), q = cw; /* unsigned: the divisions are shifts */
-    if (one_row && p < per - 1) {
+    if (p < per - 1)
       q = ir_binary(g, IR_AND, q, ir_scalar(g, IR_U32, (double)((uint32_t)mask << (p * bits))));
-    } else {
-      if (p) q = ir_binary(g, IR_IDIV, q, ir_scalar(g, IR_U32, (double)(1u << (p * bits))));
-      if (p < per - 1) q = ir_binary(g, IR_AND, q, ir_scalar(g, IR_U32, (double)mask));
-    }
+    else /* the last code, shifted down (per >= 4) */
+      q = ir_binary(g, IR_IDIV, q, ir_scalar(g, IR_U32, (double)(1u << (p * bits))));
     q = ir_cast(g, ir_cast(g, q, IR_I32), IR_F32); /* < 2^31: a signed conversion (AVX2 has no unsigned one) */
-    if (!one_row) q = ir_binary(g, IR_MUL, ir_binary(g, IR_ADD, q, zw), sw); /* dequantized as onnxruntime does */
-    t[p] = ir_binary(g, IR_MUL, ax, q); /* [.., kb, np, h, P] */
-  }
-  if (!one_row) {
-    /* summed in order: one FMA a code */
-    ir_ref prod = t[0];
-    for (int p = 1; p < per; p++) prod = ir_binary(g, IR_ADD, prod, t[p]);
-    return finish(g, ir_move(g, ir_sum(g, prod, 5u << (r - 1), true)), as, N, np * P);
+    t[p] = ir_binary(g, IR_MUL, ax, q); /* [.., np, kb, h, P] */
   }
   /* One row: a word's codes summed in two halves, the first after the
    * word's share of the zero point, −zp · Σ_p A_p (Σ_p A_p per word, [..,

@@ -156,8 +156,16 @@ static int outer_dims(const sched_kernel *k, int *dims) {
   if (k->gemm.chunk && k->gemm.m >= 0) dims[n++] = k->gemm.m;
   if (k->gemm.m >= 0 && k->gemm.rows_outer) dims[n++] = k->gemm.m;
   if (cols_first) dims[n++] = k->gemm.n;
-  for (int i = 0; i < k->nouter; i++)
-    if (k->outer[i] != k->gemm.m && k->outer[i] != k->gemm.n) dims[n++] = k->outer[i];
+  /* then, with the column tile first, the static axes before the symbolic
+   * ones: a product whose columns are two axes (a prefill's dequantized
+   * panels [.., N / P, P], importer/op_nbits.c) has one column tile, and
+   * the pool then splits the panels, not a batch of one */
+  for (int pass = 0; pass < (cols_first ? 2 : 1); pass++)
+    for (int i = 0; i < k->nouter; i++) {
+      int a = k->outer[i];
+      if (a == k->gemm.m || a == k->gemm.n || (cols_first && ir_dim_is_sym(k->space.d[a]) != (pass == 1))) continue;
+      dims[n++] = a;
+    }
   if (!cols_first) dims[n++] = k->gemm.n;
   if (k->gemm.m >= 0 && !k->gemm.kc && !k->gemm.rows_outer && !k->gemm.chunk) dims[n++] = k->gemm.m;
   return n;
