@@ -86,29 +86,30 @@ static ir_ref finish(ir_graph *g, ir_ref y, ir_shape as, int64_t N, int64_t Np) 
   return ir_view_slice(g, y, st, sp, ln);
 }
 
-/* A of several rows (a prefill) times the packed codes cw [np, kb, h, P]:
- * every code of a word dequantized by one kernel, (q − zp)·s in float as
- * onnxruntime does, into one float buffer [np, kb, h, per, P] read by a
- * plain product (one column vector a step; one row block reads a panel,
- * one contiguous run, from L2). Code p of a word is masked in place,
- * converted (unsigned: bit 31 is a code's) and scaled by 2^-(p·bits),
- * exactly. The 1.1B model's prefill at S = 128 (Zen 5, 1 thread): 2.44-2.55
- * s -> 1.88-1.97 (docs/DESIGN.md); before, each code place was a buffer
- * of its own, laid out [kb, np, ..] (a panel's blocks 720 KB apart, in a
- * few sets of L2), the product reading 8 column vectors a step. a5 [..,
- * kb, 1, h, per]; zw the negated zero points [np, kb, 1, P] or IR_NONE
- * (the default one, a scalar in sw's place: sw [np, kb, 1, P]). The sum
- * [.., 1, np, 1, P]. */
-static ir_ref rows_product(ir_graph *g, ir_ref a5, ir_ref cw, ir_ref zw, ir_ref sw, int bits, int r) {
-  const ir_shape cs = ir_node_get(g, cw)->shape;
+/* A of several rows (a prefill; ap: A padded to the blocks, [.., M, kb *
+ * bs]) times the packed codes cw [np, kb, h, P]: every code of a word
+ * dequantized by one kernel, (q − zp)·s in float as onnxruntime does,
+ * into one float buffer [np, kb, per, h, P], whose rows are A's k in
+ * order (code p of word j of block b is k = b·bs + p·h + j), so the
+ * product is a plain one over panels [np][K][P], each one contiguous run.
+ * Code p of a word is masked in place, converted (unsigned: bit 31 is a
+ * code's) and scaled by 2^-(p·bits), exactly. The 1.1B model's prefill at
+ * S = 128 (Zen 5, 1 thread): 2.44-2.55 s -> 1.72-1.73 (docs/DESIGN.md);
+ * before, each code place was a buffer of its own, laid out [kb, np, ..]
+ * (a panel's blocks 720 KB apart, in a few sets of L2), the product
+ * reading 8 column vectors a step. zw: the negated zero points [np, kb,
+ * 1, P], or IR_NONE for the default one; sw the scales [np, kb, 1, P]. The
+ * sum [.., M, np, P]. */
+static ir_ref rows_product(ir_graph *g, ir_ref ap, ir_ref cw, ir_ref zw, ir_ref sw, int bits) {
+  const ir_shape cs = ir_node_get(g, cw)->shape, as = ir_node_get(g, ap)->shape;
   int64_t np = cs.d[0], kb = cs.d[1], h = cs.d[2], P = cs.d[3];
-  int per = 32 / bits;
+  int per = 32 / bits, r = as.rank;
   uint32_t *mk = malloc((size_t)per * sizeof *mk);
   float *pl = malloc((size_t)per * sizeof *pl);
   if (!mk || !pl) return free(mk), free(pl), ir_fail(g, "out of memory for the code places"), IR_NONE;
   for (int p = 0; p < per; p++)
     mk[p] = ((1u << bits) - 1) << (p * bits), pl[p] = 1.0f / (float)(1u << (p * bits));
-  ir_shape c5 = {.rank = 5, .d = {np, kb, h, 1, P}}, p5 = {.rank = 5, .d = {1, 1, 1, per, 1}},
+  ir_shape c5 = {.rank = 5, .d = {np, kb, 1, h, P}}, p5 = {.rank = 5, .d = {1, 1, per, 1, 1}},
            s5 = {.rank = 5, .d = {np, kb, 1, 1, P}};
   ir_ref m = ir_const_take(g, "nbits_code_masks", IR_U32, (ir_shape){.rank = 1, .d = {per}}, mk);
   ir_ref q = ir_cast(g, ir_binary(g, IR_AND, ir_view_reshape(g, cw, c5), ir_view_reshape(g, m, p5)), IR_F32);
@@ -116,17 +117,16 @@ static ir_ref rows_product(ir_graph *g, ir_ref a5, ir_ref cw, ir_ref zw, ir_ref 
   q = ir_binary(g, IR_MUL, q, ir_view_reshape(g, place, p5));
   ir_ref zb = zw == IR_NONE ? ir_scalar(g, IR_F32, -(double)(1 << (bits - 1))) : ir_view_reshape(g, zw, s5);
   q = ir_move(g, ir_binary(g, IR_MUL, ir_binary(g, IR_ADD, q, zb), ir_view_reshape(g, sw, s5)));
-  /* [.., kb, np, h, per, P] = a5 [.., kb, 1, h, per, 1] x q [1.., kb, np, h, per, P] */
-  int to_kb[5] = {1, 0, 2, 3, 4};
-  ir_shape a6 = ir_node_get(g, a5)->shape, q6 = {.rank = r + 4};
-  a6.d[r + 3] = 1, a6.rank = r + 4;
+  /* [.., M, Kp, np, P] = A [.., M, Kp, 1, 1] x q [1.., Kp, np, P] */
+  int64_t Kp = kb * per * h;
+  int to_k[3] = {1, 0, 2};
+  ir_shape a6 = as, q6 = {.rank = r + 2};
+  a6.d[r] = 1, a6.d[r + 1] = 1, a6.rank = r + 2;
   for (int i = 0; i < r - 1; i++) q6.d[i] = 1;
-  q6.d[r - 1] = kb, q6.d[r] = np, q6.d[r + 1] = h, q6.d[r + 2] = per, q6.d[r + 3] = P;
-  ir_ref prod = ir_binary(g, IR_MUL, ir_view_reshape(g, a5, a6), ir_view_reshape(g, ir_view_permute(g, q, to_kb), q6));
-  ir_ref y = ir_sum(g, prod, 13u << (r - 1), true); /* [.., 1, np, 1, 1, P] */
-  ir_shape y5 = ir_node_get(g, y)->shape;
-  y5.d[r + 2] = P, y5.rank = r + 3;
-  return ir_move(g, ir_view_reshape(g, y, y5));
+  q6.d[r - 1] = Kp, q6.d[r] = np, q6.d[r + 1] = P;
+  ir_ref qk = ir_view_permute(g, ir_view_reshape(g, q, (ir_shape){.rank = 3, .d = {np, Kp, P}}), to_k);
+  ir_ref prod = ir_binary(g, IR_MUL, ir_view_reshape(g, ap, a6), ir_view_reshape(g, qk, q6));
+  return ir_move(g, ir_sum(g, prod, 1u << (r - 1), false));
 }
 
 /* Columns per panel of the packed codes: two vectors of the target (32
@@ -198,19 +198,19 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
   ir_ref zw = zn ? ir_const_take(g, "nbits_minus_zero_points", IR_F32, (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, zf)
                  : (free(zf), ir_scalar(g, IR_F32, -(double)(1 << (bits - 1))));
   ir_ref sw = ir_const_take(g, "nbits_scales", IR_F32, (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, sf);
-  /* A [.., K] -> [.., kb, 1, per, h] (one row: [.., 1, kb, per, h]; zeros
-   * past K) -> [.., kb, 1, h, per]: the slice p of the last axis
-   * multiplies the codes in bits p·bits.. */
+  /* A [.., K] (zeros past K) -> [.., 1, kb, per, h] -> [.., 1, kb, h,
+   * per]: the slice p of the last axis multiplies the codes in bits
+   * p·bits.. (more rows: rows_product) */
   int64_t pb[IR_MAX_RANK] = {0}, pe[IR_MAX_RANK] = {0};
   pe[r - 1] = kb * bs - K;
   ir_ref ap = pe[r - 1] ? ir_view_pad(g, a, pb, pe, 0.0) : a;
+  if (!one_row) return finish(g, rows_product(g, ap, cw, zn ? zw : IR_NONE, sw, bits), as, N, np * P);
   ir_shape s5 = as;
-  s5.d[r - 1] = one_row ? 1 : kb, s5.d[r] = one_row ? kb : 1, s5.d[r + 1] = per, s5.d[r + 2] = h, s5.rank = r + 3;
+  s5.d[r - 1] = 1, s5.d[r] = kb, s5.d[r + 1] = per, s5.d[r + 2] = h, s5.rank = r + 3;
   int perm[IR_MAX_RANK];
   for (int i = 0; i < r + 3; i++) perm[i] = i;
   perm[r + 1] = r + 2, perm[r + 2] = r + 1;
   ir_ref a5 = ir_view_permute(g, ir_view_reshape(g, ap, s5), perm);
-  if (!one_row) return finish(g, rows_product(g, a5, cw, zn ? zw : IR_NONE, sw, bits, r), as, N, np * P);
   /* One row: code p (but the last, whose bit 31 would be a sign) is left
    * in place, q·2^(p·bits) (< 2^31: exact as int32 and as float), and
    * multiplies A·2^-(p·bits) (A is one row: scaled once per call, one
