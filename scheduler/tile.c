@@ -157,9 +157,9 @@ static int outer_dims(const sched_kernel *k, int *dims) {
   if (k->gemm.m >= 0 && k->gemm.rows_outer) dims[n++] = k->gemm.m;
   if (cols_first) dims[n++] = k->gemm.n;
   /* then, with the column tile first, the static axes before the symbolic
-   * ones: a product whose columns are two axes (a prefill's dequantized
-   * panels [.., N / P, P], importer/op_nbits.c) has one column tile, and
-   * the pool then splits the panels, not a batch of one */
+   * ones: a product whose columns are two axes (a prefill's widened weight
+   * panels [.., N / P, P]: importer/op_matmul.c, op_nbits.c) has one
+   * column tile, and the pool then splits the panels, not a batch of one */
   for (int pass = 0; pass < (cols_first ? 2 : 1); pass++)
     for (int i = 0; i < k->nouter; i++) {
       int a = k->outer[i];
