@@ -2,6 +2,19 @@
  * MatMulInteger, all on top of ir_matmul (broadcast MUL + ADD reduce). */
 #include "importer_impl.h"
 
+ir_ref imp_matmul_panels(ir_graph *g, ir_ref a, ir_ref panels) {
+  if (ir_failed(g) || a == IR_NONE || panels == IR_NONE) return IR_NONE;
+  const ir_shape as = ir_node_get(g, a)->shape, ps = ir_node_get(g, panels)->shape;
+  int r = as.rank;
+  if (r + 2 > IR_MAX_RANK || ps.rank != 3) return ir_fail(g, "invalid panel product"), IR_NONE;
+  ir_shape av = as, bv = {.rank = r + 2};
+  av.d[r] = 1, av.d[r + 1] = 1, av.rank = r + 2; /* [.., M, K, 1, 1] */
+  for (int i = 0; i < r - 1; i++) bv.d[i] = 1;
+  bv.d[r - 1] = ps.d[0], bv.d[r] = ps.d[1], bv.d[r + 1] = ps.d[2]; /* [1.., K, np, P] */
+  ir_ref prod = ir_binary(g, IR_MUL, ir_view_reshape(g, a, av), ir_view_reshape(g, panels, bv));
+  return ir_sum(g, prod, 1u << (r - 1), false);
+}
+
 /* x [K, N] (imp_dequant_scale's widened weight: CAST(w), or CAST(w) plus a
  * zero point of one value) read as panels [N / P, K, P] of P columns,
  * widened by one copy (the views on the one-byte weight itself, so the
@@ -45,16 +58,14 @@ static ir_ref matmul_widened(imp_node *n, ir_ref a, ir_ref x, ir_ref row) {
   if (xs.rank != 2 || !ir_shape_is_static(&xs) || rows < 4 || P < 1 || xs.d[1] % P ||
       as.rank + 2 > IR_MAX_RANK || (ir_shape_numel(&rs) != xs.d[1] && ir_shape_numel(&rs) != 1))
     return IR_NONE;
-  int64_t K = xs.d[0], N = xs.d[1];
+  int64_t N = xs.d[1];
   ir_ref xp = widened_panels(g, x, P);
   if (xp == IR_NONE) return IR_NONE;
   int r = as.rank;
-  ir_shape av = as, bv = {.rank = r + 2}, sv = {.rank = r + 1};
-  av.d[r] = 1, av.d[r + 1] = 1, av.rank = r + 2; /* [.., M, K, 1, 1] */
-  for (int i = 0; i < r - 1; i++) bv.d[i] = 1, sv.d[i] = 1;
-  bv.d[r - 1] = K, bv.d[r] = N / P, bv.d[r + 1] = P;
-  ir_ref y = ir_sum(g, ir_binary(g, IR_MUL, ir_view_reshape(g, a, av), ir_view_reshape(g, xp, bv)), 1u << (r - 1), false);
+  ir_ref y = imp_matmul_panels(g, a, xp);
   /* the scale on the sum's own axes [.., M, N/P, P]: the product's epilogue */
+  ir_shape sv = {.rank = r + 1};
+  for (int i = 0; i < r - 1; i++) sv.d[i] = 1;
   sv.d[r - 1] = ir_shape_numel(&rs) == 1 ? 1 : N / P, sv.d[r] = ir_shape_numel(&rs) == 1 ? 1 : P;
   y = ir_binary(g, IR_MUL, y, ir_view_reshape(g, row, sv));
   ir_shape ys = as;

@@ -101,9 +101,9 @@ static ir_ref finish(ir_graph *g, ir_ref y, ir_shape as, int64_t N, int64_t Np) 
  * 1, P], or IR_NONE for the default one; sw the scales [np, kb, 1, P]. The
  * sum [.., M, np, P]. */
 static ir_ref rows_product(ir_graph *g, ir_ref ap, ir_ref cw, ir_ref zw, ir_ref sw, int bits) {
-  const ir_shape cs = ir_node_get(g, cw)->shape, as = ir_node_get(g, ap)->shape;
+  const ir_shape cs = ir_node_get(g, cw)->shape;
   int64_t np = cs.d[0], kb = cs.d[1], h = cs.d[2], P = cs.d[3];
-  int per = 32 / bits, r = as.rank;
+  int per = 32 / bits;
   uint32_t *mk = malloc((size_t)per * sizeof *mk);
   float *pl = malloc((size_t)per * sizeof *pl);
   if (!mk || !pl) return free(mk), free(pl), ir_fail(g, "out of memory for the code places"), IR_NONE;
@@ -117,16 +117,9 @@ static ir_ref rows_product(ir_graph *g, ir_ref ap, ir_ref cw, ir_ref zw, ir_ref 
   q = ir_binary(g, IR_MUL, q, ir_view_reshape(g, place, p5));
   ir_ref zb = zw == IR_NONE ? ir_scalar(g, IR_F32, -(double)(1 << (bits - 1))) : ir_view_reshape(g, zw, s5);
   q = ir_move(g, ir_binary(g, IR_MUL, ir_binary(g, IR_ADD, q, zb), ir_view_reshape(g, sw, s5)));
-  /* [.., M, Kp, np, P] = A [.., M, Kp, 1, 1] x q [1.., Kp, np, P] */
-  int64_t Kp = kb * per * h;
   int to_k[3] = {1, 0, 2};
-  ir_shape a6 = as, q6 = {.rank = r + 2};
-  a6.d[r] = 1, a6.d[r + 1] = 1, a6.rank = r + 2;
-  for (int i = 0; i < r - 1; i++) q6.d[i] = 1;
-  q6.d[r - 1] = Kp, q6.d[r] = np, q6.d[r + 1] = P;
-  ir_ref qk = ir_view_permute(g, ir_view_reshape(g, q, (ir_shape){.rank = 3, .d = {np, Kp, P}}), to_k);
-  ir_ref prod = ir_binary(g, IR_MUL, ir_view_reshape(g, ap, a6), ir_view_reshape(g, qk, q6));
-  return ir_move(g, ir_sum(g, prod, 1u << (r - 1), false));
+  ir_ref qk = ir_view_permute(g, ir_view_reshape(g, q, (ir_shape){.rank = 3, .d = {np, kb * per * h, P}}), to_k);
+  return ir_move(g, imp_matmul_panels(g, ap, qk)); /* [.., M, np, P] */
 }
 
 /* Columns per panel of the packed codes: two vectors of the target (32

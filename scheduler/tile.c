@@ -142,8 +142,8 @@ static isl_multi_union_pw_aff *band(isl_ctx *ctx, const sched_kernel *k, const t
  * column tile, then the row tile (with k slices the row tile is in a band
  * of its own, below the slice; rows_outer: the row tile first, then the
  * other axes and the column tile; cols_outer, or a symbolic other axis:
- * the column tile first; chunk: a chunk of one axis, then the row tile,
- * then the others).
+ * the column tile first, then the static other axes, then the symbolic
+ * ones; chunk: a chunk of one axis, then the row tile, then the others).
  * Its dimensions are parallel. */
 static int outer_dims(const sched_kernel *k, int *dims) {
   int n = 0;
