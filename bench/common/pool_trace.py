@@ -40,7 +40,8 @@ __attribute__((destructor)) static void o2c_tdump(void) {
   const char *p = getenv("O2C_TRACE");
   FILE *f = p ? fopen(p, "w") : NULL;
   if (!f) return;
-  fprintf(f, "# worker_moves %ld caller_moves %ld worker_sleeps %ld calls %ld\n", o2c_wmoves, o2c_cmoves, o2c_sleeps, o2c_calls);
+  fprintf(f, "# worker_moves %ld caller_moves %ld worker_sleeps %ld calls %ld pulls %ld\n", o2c_wmoves, o2c_cmoves,
+          o2c_sleeps, o2c_calls, o2c_pulls);
   for (long i = 0; i < o2c_tn; i++) {
     o2c_trec *r = &o2c_tbuf[i];
     fprintf(f, "%.7f %.7f %.7f %p %d %d %d %d %d %d %x\n", r->t0, r->t1, r->wait, r->site, r->team, r->theirs, r->n, r->call,
@@ -60,7 +61,7 @@ def sub(text, old, new):
 def patch(src, dst, name):
     t = open(src).read()
     t = sub(t, 'static void *o2c_pool_worker(void *arg) {',
-            'static long o2c_wmoves, o2c_cmoves, o2c_sleeps, o2c_calls;\n'
+            'static long o2c_wmoves, o2c_cmoves, o2c_sleeps, o2c_calls, o2c_pulls;\n'
             'static _Atomic int o2c_wcpu = -1, o2c_wmask;\nstatic void *o2c_pool_worker(void *arg) {')
     t = sub(t, '      atomic_fetch_add(&o2c_pool.sleepers, 1);\n',
             '      atomic_fetch_add(&o2c_pool.sleepers, 1);\n      o2c_sleeps++;\n')
@@ -70,6 +71,8 @@ def patch(src, dst, name):
             '    nap = cpu >= 0 && cpu == caller;\n'
             '    { cpu_set_t m_; unsigned w_ = 0; atomic_store(&o2c_wcpu, cpu);\n'
             '      if (!sched_getaffinity(0, sizeof m_, &m_)) memcpy(&w_, &m_, sizeof w_), atomic_store(&o2c_wmask, (int)w_); }\n')
+    t = sub(t, 'if ((pulled = o2c_pool_pull(1, cpu, 0, was))) spin = O2C_POOL_SPIN;',
+            'if ((pulled = o2c_pool_pull(1, cpu, 0, was))) spin = O2C_POOL_SPIN, o2c_pulls++;')
     t = sub(t, 'if (o2c_pool_away(&all, at)) (void)sched_setaffinity(0, sizeof all, &all);',
             'if (o2c_pool_away(&all, at)) (void)sched_setaffinity(0, sizeof all, &all), o2c_cmoves++;')
     # the records' definitions after the pool's state, before o2c_pool_run uses them

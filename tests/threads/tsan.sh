@@ -10,7 +10,9 @@
 # on the caller's CPU (-DO2C_CPU()=0: it moves away, still finds itself
 # there and skips every job; the caller runs them), and once moving the caller
 # off its CPU after every threaded loop (-DO2C_POOL_LOST=-1: every span
-# counts as lost time; tsan_run.c checks that its affinity comes back). Also
+# counts as lost time; tsan_run.c checks that its affinity comes back), and
+# once pulling the worker onto the caller's CPU whenever the caller waits for
+# its chunk (-DO2C_POOL_PULL=-1; o2c_pool_pull moves it back after). Also
 # checks that the C names -pthread on its "Build with" line.
 # usage: tsan.sh ONNX2C MODEL
 set -eu
@@ -25,7 +27,8 @@ ${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=thread -pthread -DTSA
   -DTSAN_HDR='"m.h"' -I"$tmp" "$tmp/m.c" "$here/tsan_run.c" -o "$tmp/run" -lm
 TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$tmp/run"
 for flags in -DO2C_POOL_ADAPT=0 "-DO2C_POOL_STALL=0 -DO2C_POOL_HOLD=1e-6 -DO2C_POOL_HOLD_MAX=4e-6 -DO2C_POOL_WARM=1" \
-  "-DO2C_POOL_ADAPT=0 -DO2C_CPU()=0" "-DO2C_POOL_LOST=-1 -DO2C_POOL_WINDOW=0"; do
+  "-DO2C_POOL_ADAPT=0 -DO2C_CPU()=0" "-DO2C_POOL_LOST=-1 -DO2C_POOL_WINDOW=0" \
+  "-DO2C_POOL_ADAPT=0 -DO2C_POOL_PULL=-1"; do
   # shellcheck disable=SC2086 # $flags is a list of flags
   ${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=thread -pthread -DTSAN_NAME=m \
     -DTSAN_HDR='"m.h"' $flags -I"$tmp" "$tmp/m.c" "$here/tsan_run.c" -o "$tmp/run2" -lm
