@@ -309,6 +309,8 @@ const char cg_pool_src[] =
     "  *wait = t ? o2c_pool_now() - t : 0;\n"
     "#ifdef O2C_AFFINITY\n"
     "  if (pulled) (void)o2c_pool_pull(0, cpu, pulled, was);\n"
+    "#else\n"
+    "  (void)chunk;\n"
     "#endif\n"
     "  return atomic_load_explicit(&o2c_pool.err, memory_order_relaxed);\n"
     "}\n"

@@ -13,7 +13,8 @@
 # counts as lost time; tsan_run.c checks that its affinity comes back), and
 # once pulling the worker onto the caller's CPU whenever the caller waits for
 # its chunk (-DO2C_POOL_PULL=-1; o2c_pool_pull moves it back after). Also
-# checks that the C names -pthread on its "Build with" line.
+# checks that the C names -pthread on its "Build with" line, and that the C
+# builds without __linux__ (no affinity calls: the pool of other systems).
 # usage: tsan.sh ONNX2C MODEL
 set -eu
 exe=$1 model=$2
@@ -26,6 +27,8 @@ echo "threaded loops $(grep -c 'o2c_pool_run(k' "$tmp/m.c")"
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=thread -pthread -DTSAN_NAME=m \
   -DTSAN_HDR='"m.h"' -I"$tmp" "$tmp/m.c" "$here/tsan_run.c" -o "$tmp/run" -lm
 TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$tmp/run"
+# the pool without Linux's affinity calls (macOS, other libcs) still builds
+${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 -pthread -U__linux__ -c "$tmp/m.c" -o "$tmp/portable.o"
 for flags in -DO2C_POOL_ADAPT=0 "-DO2C_POOL_STALL=0 -DO2C_POOL_HOLD=1e-6 -DO2C_POOL_HOLD_MAX=4e-6 -DO2C_POOL_WARM=1" \
   "-DO2C_POOL_ADAPT=0 -DO2C_CPU()=0" "-DO2C_POOL_LOST=-1 -DO2C_POOL_WINDOW=0" \
   "-DO2C_POOL_ADAPT=0 -DO2C_POOL_PULL=-1"; do
