@@ -293,6 +293,8 @@ bool imp_dequant_scale(ir_graph *g, ir_ref b, ir_ref *x, ir_ref *row);
 /* A [.., M, K] times a weight read as panels [K, np, P] (each panel a
  * contiguous run in memory): the sum over K, [.., M, np, P] (op_matmul.c). */
 ir_ref imp_matmul_panels(ir_graph *g, ir_ref a, ir_ref panels);
+/* Columns per panel of a quantized weight: two target vectors (op_matmul.c). */
+int64_t imp_panel_columns(const imp_node *n);
 ir_ref imp_shift_i32(ir_graph *g, ir_ref x, ir_ref zp, int zp_axis);
 ir_ref imp_qmultiplier(ir_graph *g, ir_ref as, ir_ref bs, ir_ref ys);
 /* Refuses (imp_fail) an input that is not float32/float64. */

@@ -122,19 +122,9 @@ static ir_ref rows_product(ir_graph *g, ir_ref ap, ir_ref cw, ir_ref zw, ir_ref 
   return ir_move(g, imp_matmul_panels(g, ap, qk)); /* [.., M, np, P] */
 }
 
-/* Columns per panel of the packed codes: two vectors of the target (32
- * words, two cache lines, on AVX-512; 16 on AVX2), so a panel's rows
- * follow each other in memory and one row is two independent sums (with
- * one vector a row every FMA of it waits on the one before: the 1.1B int4
- * decode step 7 % slower; four vectors: slower, and spilled on AVX2's 16
- * registers: base LLaMA 13.8 ms against 9.3) */
-static int64_t panel_columns(const imp_node *n) {
-  return 2 * (int64_t)imp_ctx_vector_floats(n->ctx);
-}
-
 /* Constant B, scales and zero points: the codes stay packed, `per` =
  * 32/bits of them in a 32-bit word, in panels [ceil(N/P)][k_blocks][h][P]
- * with h = block/per and P = min(N, panel_columns): word (pn, b, j, c) holds the
+ * with h = block/per and P = min(N, imp_panel_columns): word (pn, b, j, c) holds the
  * codes j, j + h, .. of block b of column pn·P + c, low bits first. One
  * row (decode): its kernel runs the panels outside the blocks and streams
  * each panel's codes in order; more rows: rows_product, below.
@@ -154,7 +144,7 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
                       int64_t bs) {
   ir_graph *g = n->g;
   int per = 32 / bits, pb8 = 8 / bits, mask = (1 << bits) - 1;
-  int64_t kb = (K + bs - 1) / bs, h = bs / per, P = N < panel_columns(n) ? N : panel_columns(n);
+  int64_t kb = (K + bs - 1) / bs, h = bs / per, P = N < imp_panel_columns(n) ? N : imp_panel_columns(n);
   int64_t np = (N + P - 1) / P, ncode, nblk;
   /* kb * bs * N / per is B's own element count over 4 (checked by the
    * caller); the padded columns add at most P - 1 */

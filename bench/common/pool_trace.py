@@ -71,8 +71,8 @@ def patch(src, dst, name):
             '    nap = cpu >= 0 && cpu == caller;\n'
             '    { cpu_set_t m_; unsigned w_ = 0; atomic_store(&o2c_wcpu, cpu);\n'
             '      if (!sched_getaffinity(0, sizeof m_, &m_)) memcpy(&w_, &m_, sizeof w_), atomic_store(&o2c_wmask, (int)w_); }\n')
-    t = sub(t, 'if ((pulled = o2c_pool_pull(1, cpu, 0, was))) spin = O2C_POOL_SPIN;',
-            'if ((pulled = o2c_pool_pull(1, cpu, 0, was))) spin = O2C_POOL_SPIN, o2c_pulls++;')
+    t = sub(t, 'if ((pulled = o2c_pool_pull(cpu, was))) spin = O2C_POOL_SPIN;',
+            'if ((pulled = o2c_pool_pull(cpu, was))) spin = O2C_POOL_SPIN, o2c_pulls++;')
     t = sub(t, 'if (o2c_pool_away(&all, at)) (void)sched_setaffinity(0, sizeof all, &all);',
             'if (o2c_pool_away(&all, at)) (void)sched_setaffinity(0, sizeof all, &all), o2c_cmoves++;')
     # the records' definitions after the pool's state, before o2c_pool_run uses them

@@ -12,7 +12,7 @@
 # off its CPU after every threaded loop (-DO2C_POOL_LOST=-1: every span
 # counts as lost time; tsan_run.c checks that its affinity comes back), and
 # once pulling the worker onto the caller's CPU whenever the caller waits for
-# its chunk (-DO2C_POOL_PULL=-1; o2c_pool_pull moves it back after). Also
+# its chunk (-DO2C_POOL_PULL=-1; o2c_pool_unpull moves it back after). Also
 # checks that the C names -pthread on its "Build with" line, and that the C
 # builds without __linux__ (no affinity calls: the pool of other systems).
 # usage: tsan.sh ONNX2C MODEL
