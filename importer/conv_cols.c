@@ -1,6 +1,7 @@
 /* conv_cols.c — Conv with the output channels as the register block's
- * columns (op_conv.c chooses): in bands of output rows, or over the wide
- * form's positions. */
+ * columns (op_conv.c chooses): in bands of output rows, over the wide
+ * form's positions, over the positions themselves (a copy per kernel
+ * column) or over an im2col copy's. */
 #include "importer_impl.h"
 
 /* A constant weight wt [M, C, kh, kw] as one constant [C, kh, kw, M]: the
@@ -182,6 +183,56 @@ ir_ref imp_conv_wide_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const im
   y = ir_view_window(g, y, 1, &w.out[1], &wp, &one, &w.out[0]);
   int perm[4] = {0, 1, 3, 2};
   return ir_failed(g) ? IR_NONE : ir_view_permute(g, y, perm);
+}
+
+/* Output channels as the columns over the output positions themselves
+ * (2-D, stride and dilation 1, one group, a constant weight): the wide
+ * form's rows (imp_conv_wide_cols) without its wrapped columns. The padded
+ * input is copied once per kernel column kw, shifted by it and cut to the
+ * output width, [N, k1, Hp * OW, Cs] (channels innermost, Cs as there), so
+ * tap (kh, kw) of output position q = oh * OW + ow is row q + kh * OW of
+ * copy kw: affine in q, and a block of rows spans output rows without a
+ * column computed and never read (14x14: 196 rows for 196 outputs against
+ * 210; 7x7: 49 against 56), for a copy k1 times the input's size. The
+ * columns are the weight's panels (cols_panels); the result [N, P, M] is
+ * read as [N, M, OH, OW]. The bias is the sum's epilogue (*b taken). */
+ir_ref imp_conv_unfold_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w, int64_t vf) {
+  ir_graph *g = n->g;
+  if (ir_failed(g) || !ir_is_const(g, wt) || w->nsp != 2) return IR_NONE;
+  const ir_shape xs = ir_node_get(g, x5)->shape;
+  int64_t N = xs.d[0], C = xs.d[3], k0 = w->k[0], k1 = w->k[1], OH = w->out[0], OW = w->out[1], P, hw;
+  int64_t hp = OH + k0 - 1; /* stride and dilation 1: the padded rows */
+  if (ir_mul_ov(OH, OW, &P) || ir_mul_ov(hp, OW, &hw) || k1 > IMP_CONV_MAX_UNFOLD || w->s[0] != 1 ||
+      w->s[1] != 1 || w->d[0] != 1 || w->d[1] != 1)
+    return IR_NONE;
+  int64_t line = 64 / (int64_t)sizeof(float), cs = C % (4 * line) ? C : C + line;
+  int64_t cb[IR_MAX_RANK] = {0}, ce[IR_MAX_RANK] = {0}, one = 1;
+  ce[3] = cs - C;
+  ir_ref xp = ir_view_pad(g, imp_pad_spatial(g, x5, w, 0.0), cb, ce, 0.0); /* [N, 1, 1, Cs, Hp, Wp] */
+  /* each kernel column's part a slice of the padded view (a window over
+   * it is not one view: it would be copied twice) */
+  ir_ref parts[IMP_CONV_MAX_UNFOLD];
+  for (int64_t kw = 0; kw < k1; kw++) {
+    int64_t st6[IR_MAX_RANK] = {0}, sp6[IR_MAX_RANK] = {1, 1, 1, 1, 1, 1}, ln6[IR_MAX_RANK] = {N, 1, 1, cs, hp, OW};
+    st6[5] = kw;
+    parts[kw] = ir_view_unsqueeze(g, ir_view_slice(g, xp, st6, sp6, ln6), 3); /* [N, 1, 1, 1, Cs, Hp, OW] */
+  }
+  ir_ref xu = imp_concat(n, parts, (int)k1, 3); /* [N, 1, 1, k1, Cs, Hp, OW] */
+  int to_copy[7] = {0, 1, 2, 3, 5, 6, 4};
+  xu = ir_move(g, ir_view_permute(g, xu, to_copy)); /* [N, 1, 1, k1, Hp, OW, Cs] */
+  ir_shape fs = {.rank = 4, .d = {N, k1, hw, cs}};
+  int to_cp[4] = {0, 1, 3, 2};
+  ir_ref xf = ir_view_permute(g, ir_view_reshape(g, xu, fs), to_cp); /* [N, k1, Cs, Hp * OW] */
+  int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK] = {1, 1, 1, 1}, ln[IR_MAX_RANK] = {N, k1, C, hw};
+  xf = ir_view_slice(g, xf, st, sp, ln);
+  ir_ref xw = ir_view_window(g, xf, 1, &k0, &one, &OW, &P); /* [N, k1, C, k0, P] */
+  int px[5] = {0, 4, 2, 3, 1};
+  xw = ir_view_permute(g, xw, px); /* [N, P, C, k0, k1] */
+  ir_shape x7 = {.rank = 7, .d = {N, P, 1, C, k0, k1, 1}};
+  xw = ir_view_reshape(g, xw, x7);
+  ir_ref y = cols_panels(g, xw, wt, b, 2 * vf); /* [N, M, P] */
+  ir_shape y4 = {.rank = 4, .d = {N, ir_node_get(g, wt)->shape.d[0], OH, OW}};
+  return ir_failed(g) ? IR_NONE : ir_view_reshape(g, y, y4);
 }
 
 /* Output channels as the columns over an im2col copy's positions (2-D,

@@ -361,12 +361,15 @@ int64_t imp_conv_shared_pad(const imp_window *w);
 int64_t imp_conv_wide_stride(const imp_window *w);
 int64_t imp_conv_wide_products(const imp_window *w, int64_t M, int64_t vf, int regs);
 /* conv_cols.c: the output channels as the columns, in bands of output rows,
- * over the wide form's positions or over an im2col copy's. */
+ * over the wide form's positions, over the positions themselves or over an
+ * im2col copy's. */
 ir_ref imp_conv_cols(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, int regs);
 ir_ref imp_conv_wide_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w0,
                           int64_t vf);
 ir_ref imp_conv_im2col_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w,
                             int64_t vf);
+#define IMP_CONV_MAX_UNFOLD 9 /* kernel columns imp_conv_unfold_cols copies the input for */
+ir_ref imp_conv_unfold_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w, int64_t vf);
 
 /* The input of a windowed op as its taps read it: the padded input copied
  * once into the stride phases some tap reads (window.c says why), made by

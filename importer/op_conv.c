@@ -49,8 +49,9 @@ static int64_t panel_rows(ir_graph *g, const imp_window *w, const ir_shape *xs, 
   return mr > 12 ? 12 : mr;
 }
 
-/* Whether imp_conv_wide_cols takes the convolution: 2-D, stride and dilation
- * 1, one group, a constant float weight, 2 to 9 taps over at least 8
+/* Whether imp_conv_wide_cols (or imp_conv_unfold_cols: unfold_pays) takes
+ * the convolution: 2-D, stride and dilation 1, one group, a constant
+ * float weight, 2 to 9 taps over at least 8
  * channels, output channels in whole blocks of two vectors, on a target
  * of 16-float vectors and 32 registers (the wide form's blocks there are
  * 2 to 4 vectors of positions across), and the wide form computing at
@@ -71,6 +72,20 @@ static bool wide_cols_fits(ir_graph *g, const imp_window *w, const ir_shape *xs,
       wide_products > INT64_MAX / 16)
     return false;
   return taps > 1 && taps <= 9 && xs->d[3] >= 8 && 16 * wide_products >= 17 * products;
+}
+
+/* Of the convolutions wide_cols_fits gives the panels, the ones whose
+ * positions are better taken exactly (imp_conv_unfold_cols, a copy of the
+ * input per kernel column) than as the wide form's rows: where the wrapped
+ * columns are at least 1/9 of those rows (a 3x3 at 7x7: 56 rows for 49
+ * outputs; at 14x14, 210 for 196, the copies cost what the rows save).
+ * ResNet-18 on Zen 5, 1 thread, per-kernel rdtsc minima of interleaved
+ * rounds: its three 3x3, 512 -> 512 layers at 7x7 -101 to -228 k TSC
+ * cycles each (2.5-2.6 M, their copies +5 to +16 k); the 256 -> 256 ones at
+ * 14x14 -24 to -57 k of 2.3 M, their copies +32 to +90 k. */
+static bool unfold_pays(const imp_window *w) {
+  int64_t wp = imp_conv_wide_stride(w);
+  return w->k[1] <= IMP_CONV_MAX_UNFOLD && 9 * (wp - w->out[1]) >= wp;
 }
 
 /* Whether imp_conv_cols takes the convolution: 2-D, one group, a constant
@@ -150,7 +165,8 @@ ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt, ir_ref *b) {
   ir_ref y = cols_fits(g, &w, &xs, wt, G, M, vf) ? imp_conv_cols(n, x5, wt, &w, regs) : IR_NONE;
   if (y == IR_NONE && !ir_failed(g) && f == CONV_WIDE &&
       wide_cols_fits(g, &w, &xr, wt, G, M, vf, regs, imp_conv_wide_products(&w, M, vf, regs)))
-    y = imp_conv_wide_cols(n, x5, wt, b, &w, vf);
+    y = unfold_pays(&w) ? imp_conv_unfold_cols(n, x5, wt, b, &w, vf)
+                        : imp_conv_wide_cols(n, x5, wt, b, &w, vf);
   if (y == IR_NONE && !ir_failed(g))
     y = f == CONV_TAPS ? imp_conv_taps_wide(g, x5, wt, b, &w, wr)
         : f == CONV_WIDE || f == CONV_ROWS

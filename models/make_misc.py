@@ -47,8 +47,9 @@
                       maps): padded 3x3, bands at stride (2, 1), stride 2,
                       dilated 2 read transposed as an output and by a
                       CRNN-like MatMul head
-  convs_wide_cols.onnx  output channels as the columns over the wide
-                      positions of 7x7 maps, k-sliced (464 -> 64) and not
+  convs_wide_cols.onnx  output channels as the columns over the positions
+                      of 7x7 maps (a copy per kernel column), k-sliced
+                      (464 -> 64) and not, a 2x2 padded on one side
   convs_wide_cols14.onnx  the same on a 14x14 map (232 -> 128), a residual Add
   convs_im2col_cols.onnx  output channels as the columns over an im2col
                       copy's positions: 3x3/2 to 7x7 (240 -> 64, k-sliced)
@@ -457,21 +458,26 @@ save("convs_pads", [
      wp("e3w", (12, 1, 5, 5), 0.3), wp("e3b", (12,)), wp("c1w", (24, 16, 3, 3)), wp("c1b", (24,)),
      wp("c2w", (32, 16, 3, 3)), wp("z1w", (24, 8, 3), 0.3), wp("z1b", (24,))])
 
-# output channels as the columns over the wide form's positions (AVX-512:
-# conv_cols.c imp_conv_wide_cols) on a 7x7 map: 464 -> 64 channels (two weight
+# output channels as the columns over a 7x7 map's positions, one copy of
+# the input per kernel column (AVX-512: conv_cols.c imp_conv_unfold_cols,
+# not the wide form's 56 rows for 49): 464 -> 64 channels (two weight
 # panels of 534 KB, threaded over them: k slices of 32 channels where four
 # panels exceed L2, 1 MiB native or the x86-64-v4 preset's 2 MiB; the last
 # slice 16 short), the next slice fetched (past the first panel's last:
 # the second's first); its bias and Relu, then 64 -> 64 (not sliced) with
-# a residual Add as the output
+# a residual Add, and a 2x2 64 -> 64 padded below and right only (two
+# copies, the last column and row of each from the padding), the output
 rw = np.random.default_rng(12)
 save("convs_wide_cols", [
     helper.make_node("Conv", ["x", "q1w", "q1b"], ["q1"], pads=[1, 1, 1, 1]),
     helper.make_node("Relu", ["q1"], ["r1"]),
     helper.make_node("Conv", ["r1", "q2w"], ["q2"], pads=[1, 1, 1, 1]),
-    helper.make_node("Add", ["q2", "r1"], ["y"]),
+    helper.make_node("Add", ["q2", "r1"], ["a1"]),
+    helper.make_node("Conv", ["r1", "q3w"], ["q3"], pads=[0, 0, 1, 1]),
+    helper.make_node("Add", ["a1", "q3"], ["y"]),
 ], [vi("x", F, [1, 464, 7, 7])], [vi("y", F, [1, 64, 7, 7])],
-    [w("q1w", (64, 464, 3, 3), 0.05, rw), w("q1b", (64,), 0.1, rw), w("q2w", (64, 64, 3, 3), 0.1, rw)])
+    [w("q1w", (64, 464, 3, 3), 0.05, rw), w("q1b", (64,), 0.1, rw), w("q2w", (64, 64, 3, 3), 0.1, rw),
+     w("q3w", (64, 64, 2, 2), 0.1, rw)])
 
 # the same form on a 14x14 map, which it takes for computing 1/16 fewer
 # products than the wide form there (op_conv.c wide_cols_fits; 128 output
