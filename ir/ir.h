@@ -475,6 +475,14 @@ int ir_rewrite_sink_regions(ir_graph *g);
  * of ops moved. */
 int ir_rewrite_sink_views(ir_graph *g);
 
+/* A copy MOVE(v) of a value x padded with zeros (a convolution's padded
+ * input) computes x itself: the pad moves below x's element-wise ops that
+ * give 0 on zeros (a residual block's Relu(conv + x)) onto the buffers
+ * they read, and x's other readers (the next residual Add) read the
+ * interior of the copy, when v keeps x's axis order (pad_share.c).
+ * Returns the number of copies rewritten. */
+int ir_rewrite_pad_share(ir_graph *g);
+
 /* Renumbers the nodes in a topological order and drops those no output
  * needs (graph inputs stay). Node references held elsewhere are invalid
  * afterwards. Rewrites that add nodes call it to keep the invariant that a
