@@ -130,6 +130,17 @@ static ir_ref cols_panels(ir_graph *g, ir_ref xw, ir_ref wt, ir_ref *b, int64_t 
   return ir_view_permute(g, ir_view_reshape(g, y, y3), to_mp);
 }
 
+/* The input x5 [N, 1, 1, C, H, W] padded by w, its channels too: C plus
+ * a cache line (*cs) when C floats are a multiple of four lines, so the
+ * rows of a block broadcast from a copy with channels innermost do not
+ * share cache sets. [N, 1, 1, Cs, Hp, Wp], a view. */
+static ir_ref cols_padded_input(ir_graph *g, ir_ref x5, const imp_window *w, int64_t C, int64_t *cs) {
+  int64_t line = 64 / (int64_t)sizeof(float), cb[IR_MAX_RANK] = {0}, ce[IR_MAX_RANK] = {0};
+  *cs = C % (4 * line) ? C : C + line;
+  ce[3] = *cs - C;
+  return ir_view_pad(g, imp_pad_spatial(g, x5, w, 0.0), cb, ce, 0.0);
+}
+
 /* Output channels as the columns over the wide form's positions (2-D,
  * stride 1, one group, a constant weight), for a short map whose wide
  * columns round up to much more than its positions (3x3, 512 -> 512 at
@@ -138,10 +149,8 @@ static ir_ref cols_panels(ir_graph *g, ir_ref xw, ir_ref wt, ir_ref *b, int64_t 
  * flattened, p = oh * Wp + ow (as the wide form's columns; 56 for 49), so a
  * block of rows spans output rows and tap (kh, kw) is the row p + kh * Wp +
  * kw of the padded input copied with its channels innermost, [N, Hp * Wp,
- * Cs], broadcast; the columns are the output channels, read from the weight
- * as panels of two vectors (cols_panels). Cs is C plus a cache line when C
- * floats are a multiple of four lines, so the block's rows do not share
- * cache sets either. The result [N, P, M] is read through a strided view
+ * Cs], broadcast (Cs: cols_padded_input); the columns are the output
+ * channels, read from the weight as panels of two vectors (cols_panels). The result [N, P, M] is read through a strided view
  * as [N, M, OH, OW]. The bias is the sum's epilogue (*b taken). Where a
  * panel is large against L2, the scheduler cuts the sum into slices of
  * channels and fetches the next one (scheduler/gemm_fetch.c:
@@ -159,11 +168,9 @@ ir_ref imp_conv_wide_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const im
   int64_t need = (P - 1 + (k0 - 1) * wp + k1 - 1) / wp + 1,
           hp = w.in[0] + w.pb[0] + w.pe[0] + w.extra[0];
   if (need > hp) w.extra[0] += need - hp, hp = need;
-  int64_t line = 64 / (int64_t)sizeof(float), cs = C % (4 * line) ? C : C + line;
-  /* the input [N, 1, 1, C, H, W] padded (and its channels), copied as [N, Hp, Wp, Cs] */
-  int64_t cb[IR_MAX_RANK] = {0}, ce[IR_MAX_RANK] = {0};
-  ce[3] = cs - C;
-  ir_ref xp = ir_view_pad(g, imp_pad_spatial(g, x5, &w, 0.0), cb, ce, 0.0);
+  /* the input padded (and its channels), copied as [N, Hp, Wp, Cs] */
+  int64_t cs;
+  ir_ref xp = cols_padded_input(g, x5, &w, C, &cs);
   int to_hwc[6] = {0, 1, 2, 4, 5, 3};
   ir_ref xh = ir_move(g, ir_view_permute(g, xp, to_hwc));
   ir_shape fs = {.rank = 3, .d = {N, hp * wp, cs}};
@@ -189,7 +196,7 @@ ir_ref imp_conv_wide_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const im
  * (2-D, stride and dilation 1, one group, a constant weight): the wide
  * form's rows (imp_conv_wide_cols) without its wrapped columns. The padded
  * input is copied once per kernel column kw, shifted by it and cut to the
- * output width, [N, k1, Hp * OW, Cs] (channels innermost, Cs as there), so
+ * output width, [N, k1, Hp * OW, Cs] (channels innermost, Cs: cols_padded_input), so
  * tap (kh, kw) of output position q = oh * OW + ow is row q + kh * OW of
  * copy kw: affine in q, and a block of rows spans output rows without a
  * column computed and never read (14x14: 196 rows for 196 outputs against
@@ -205,10 +212,8 @@ ir_ref imp_conv_unfold_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const 
   if (ir_mul_ov(OH, OW, &P) || ir_mul_ov(hp, OW, &hw) || k1 > IMP_CONV_MAX_UNFOLD || w->s[0] != 1 ||
       w->s[1] != 1 || w->d[0] != 1 || w->d[1] != 1)
     return IR_NONE;
-  int64_t line = 64 / (int64_t)sizeof(float), cs = C % (4 * line) ? C : C + line;
-  int64_t cb[IR_MAX_RANK] = {0}, ce[IR_MAX_RANK] = {0}, one = 1;
-  ce[3] = cs - C;
-  ir_ref xp = ir_view_pad(g, imp_pad_spatial(g, x5, w, 0.0), cb, ce, 0.0); /* [N, 1, 1, Cs, Hp, Wp] */
+  int64_t cs, one = 1;
+  ir_ref xp = cols_padded_input(g, x5, w, C, &cs); /* [N, 1, 1, Cs, Hp, Wp] */
   /* each kernel column's part a slice of the padded view (a window over
    * it is not one view: it would be copied twice) */
   ir_ref parts[IMP_CONV_MAX_UNFOLD];

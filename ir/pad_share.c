@@ -17,6 +17,9 @@
 
 #include <stdlib.h>
 
+/* Readers of a shared value that are views, each composed onto the copy */
+#define PAD_SHARE_MAX_VIEWS 8
+
 /* Where `v` (a masked view of a contiguous value of shape `xs`) holds that
  * value whole, in order, inside a border: per axis of v, the start and
  * length of the value; false when v is anything else. */
@@ -95,14 +98,14 @@ static bool share(ir_graph *g, ir_ref m, ir_ref v, ir_ref x, const char *live, i
   if (s == IR_NONE) return false;
   s = ir_view_reshape(g, s, xs);
   if (s == IR_NONE || ir_node_get(g, s)->op != IR_VIEW || ir_node_get(g, s)->src[0] != m) return false;
-  ir_view sv = ir_node_get(g, s)->view, composed[IR_MAX_RANK];
+  ir_view sv = ir_node_get(g, s)->view, composed[PAD_SHARE_MAX_VIEWS];
   int nviews = 0;
   /* every reader that is a view must compose with the interior first (the
    * nodes made here, from nold on, read m) */
   for (int i = 0; i < nold; i++) {
     const ir_node *r = ir_node_get(g, i);
     if (!live[i] || i == v || r->op != IR_VIEW || r->src[0] != x) continue;
-    if (r->view.gather || nviews == IR_MAX_RANK || !ir_view_compose(&r->view, &xs, &sv, &composed[nviews++]))
+    if (r->view.gather || nviews == PAD_SHARE_MAX_VIEWS || !ir_view_compose(&r->view, &xs, &sv, &composed[nviews++]))
       return false;
   }
   nviews = 0;
@@ -123,18 +126,14 @@ int ir_rewrite_pad_share(ir_graph *g) {
   int nold = ir_graph_count(g), count = 0;
   char *live = ir_live_nodes(g);
   int *uses = calloc((size_t)nold, sizeof *uses);
-  if (!live || !uses) {
-    free(live), free(uses);
+  bool *output = calloc((size_t)nold, sizeof *output);
+  if (!live || !uses || !output) {
+    free(live), free(uses), free(output);
     return ir_fail(g, "out of memory"), 0;
   }
   for (int i = 0; i < nold; i++) {
     const ir_node *n = ir_node_get(g, i);
     for (int k = 0; k < n->nsrc && live[i]; k++) uses[n->src[k]]++;
-  }
-  bool *output = calloc((size_t)nold, sizeof *output);
-  if (!output) {
-    free(live), free(uses);
-    return ir_fail(g, "out of memory"), 0;
   }
   for (int i = 0; i < ir_output_count(g); i++) output[ir_output(g, i)] = true;
   for (int m = 0; m < nold; m++) {

@@ -14,9 +14,6 @@
 #include "ir.h"
 #include "unit_rewrite.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 enum { C = 3, H = 4, W = 5, N = C * H * W };
 
 static float adata[N], bdata[N], ddata[N];
