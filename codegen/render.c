@@ -133,12 +133,23 @@ bool cg_is_float_max(const cg_kernel *c, int stage) {
   return r->op == IR_MAX && ir_dtype_is_float(r->dtype);
 }
 
+/* The layout of the buffer holding node r's value: its own (contiguous)
+ * or inside a padded copy (scheduler/interior.c). */
+static int64_t node_layout(const cg_kernel *c, ir_ref r, int64_t *st) {
+  const sched_store *s = c->p->store ? &c->p->store[r] : NULL;
+  if (s && s->on) {
+    memcpy(st, s->stride, sizeof s->stride);
+    return s->offset;
+  }
+  ir_contiguous_strides(&ir_node_get(c->p->g, r)->shape, st);
+  return 0;
+}
+
 static void render_buffer_read(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
   const ir_node *n = ir_node_get(c->p->g, r);
-  int64_t st[IR_MAX_RANK];
-  ir_contiguous_strides(&n->shape, st);
+  int64_t st[IR_MAX_RANK], off = node_layout(c, r, st);
   cg_printf(o, "b%d[", cg_kernel_arg(c, c->p->buf_of[r]));
-  render_address(o, 0, st, &n->shape, idx);
+  render_address(o, off, st, &n->shape, idx);
   cg_printf(o, "]");
 }
 
@@ -206,6 +217,9 @@ static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
     for (int j = 0; j < src->shape.rank; j++) sidx[j] = map[j] >= 0 ? idx[map[j]] : "0";
     render_value(c, o, n->src[0], sidx, false);
   } else {
+    /* a view's strides address its source's own layout: never one stored
+     * inside a copy (its only reader is that copy, which reads nothing) */
+    if (c->p->store && c->p->store[n->src[0]].on) c->error = true;
     const char *e = n->view.gather ? render_index(c, r, idx) : NULL;
     char ev[32];
     if (e) snprintf(ev, sizeof ev, "%s", e);
@@ -501,8 +515,26 @@ static void root_address(cg_kernel *c, cg_buf *addr, char *const *space_idx) {
   int64_t st[IR_MAX_RANK];
   for (int i = 0; i < root->shape.rank; i++)
     ridx[i] = c->k->root_axis[i] >= 0 ? space_idx[c->k->root_axis[i]] : "0";
-  ir_contiguous_strides(&root->shape, st);
-  render_address(addr, 0, st, &root->shape, ridx);
+  int64_t off = node_layout(c, c->k->root, st);
+  render_address(addr, off, st, &root->shape, ridx);
+}
+
+/* A padded copy whose interior its source's kernel wrote (scheduler/
+ * interior.c): only the border, where the view's mask fails, gets the
+ * pad value; nothing in a split loop's middle, where it holds. */
+static void border_stmt(cg_kernel *c, cg_buf *line, const char *addr, char *const *ridx) {
+  const ir_node *root = ir_node_get(c->p->g, c->k->root), *v = ir_node_get(c->p->g, root->src[0]);
+  cg_buf mask = {0};
+  render_mask(c, &mask, &v->view, ridx);
+  if (!mask.n) {
+    free(mask.s);
+    cg_printf(line, ";");
+    return;
+  }
+  cg_printf(line, "if (!(%s)) b0[%s] = ", mask.s, addr);
+  literal(line, root->dtype, v->view.pad_value, to_int(v->view.pad_value));
+  cg_printf(line, ";");
+  free(mask.s);
 }
 
 /* Partial accumulator `j` of `stage` plus the products terms[t] for t =
@@ -611,8 +643,12 @@ void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *
                  cg_ctype(root->dtype), e.s);
       free(e.s);
     }
-    render_value(c, &v, c->k->root, ridx, true);
-    cg_printf(&line, "b0[%s] = %s;", addr.s, v.s);
+    if (c->p->border_only && c->p->border_only[c->k->root]) {
+      border_stmt(c, &line, addr.s, ridx);
+    } else {
+      render_value(c, &v, c->k->root, ridx, true);
+      cg_printf(&line, "b0[%s] = %s;", addr.s, v.s);
+    }
     free(addr.s);
   }
   statement_end(c, line.s);

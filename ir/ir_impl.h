@@ -81,6 +81,9 @@ bool ir_sinkable_op(const ir_graph *g, const ir_node *n);
  * the buffer that `v` reads that value from (sink.c); false when an axis
  * of u does not move along one axis of es. */
 bool ir_view_compose(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out);
+/* The same, an axis of u also stepping several elements of one axis of es
+ * (a stride-2 subsample of a padded copy's interior: pad_share.c). */
+bool ir_view_compose_steps(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out);
 ir_ref ir_add_node(ir_graph *g, const ir_node *n);
 bool ir_refs_ok(ir_graph *g, int n, const ir_ref *refs);
 ir_view ir_view_contiguous(const ir_shape *s);

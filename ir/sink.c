@@ -76,20 +76,30 @@ static ir_ref operand_over(ir_graph *g, ir_ref b, const int *axis, const ir_shap
 
 /* The view `u` (over a contiguous value of shape `es`) re-expressed over
  * the buffer that `v` reads that value from; false when an axis of u does
- * not move along one axis of es. */
-bool ir_view_compose(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out) {
+ * not move along one axis of es. With `steps`, an axis of u may step
+ * several elements of that axis (a strided subsample: a stride-2 1x1
+ * convolution's input read from a padded copy's interior); without, one
+ * (a row of a wide result is then not an axis of it: pad_share keeps a
+ * convolution's bias and Relu in its kernel). */
+static bool compose(const ir_view *u, const ir_shape *es, const ir_view *v, bool steps, ir_view *out) {
   int64_t st[IR_MAX_RANK], f0 = u->offset, e0[IR_MAX_RANK] = {0}, span[IR_MAX_RANK] = {0};
+  int64_t step[IR_MAX_RANK];
   int map[IR_MAX_RANK];
   ir_contiguous_strides(es, st);
   for (int k = 0; k < u->shape.rank; k++) {
     int64_t t;
     if (u->lo[k] >= u->hi[k] || ir_mul_ov(u->stride[k], u->lo[k], &t) || ir_add_ov(f0, t, &f0)) return false;
-    map[k] = -1;
+    map[k] = -1, step[k] = 1;
     if (u->hi[k] - u->lo[k] < 2 || u->stride[k] == 0) continue;
-    for (int a = 0; a < es->rank && map[k] < 0; a++)
-      if (es->d[a] > 1 && st[a] == u->stride[k]) map[k] = a;
-    if (map[k] < 0) return false;
-    span[map[k]] += u->hi[k] - 1 - u->lo[k];
+    /* the outermost axis whose stride divides u's: an exact match when
+     * there is one (every axis outside it has a larger stride) */
+    for (int a = 0; a < es->rank && map[k] < 0 && u->stride[k] > 0; a++)
+      if (es->d[a] > 1 && u->stride[k] % st[a] == 0 && u->stride[k] / st[a] < es->d[a] &&
+          (steps || u->stride[k] == st[a]))
+        map[k] = a, step[k] = u->stride[k] / st[a];
+    if (map[k] < 0 || ir_mul_ov(u->hi[k] - 1 - u->lo[k], step[k], &t) ||
+        ir_add_ov(span[map[k]], t, &span[map[k]]))
+      return false;
   }
   if (f0 < 0 || f0 >= ir_shape_numel(es)) return false;
   *out = *u;
@@ -101,11 +111,20 @@ bool ir_view_compose(const ir_view *u, const ir_shape *es, const ir_view *v, ir_
     off += v->stride[a] * e0[a];
   }
   for (int k = 0; k < u->shape.rank; k++) {
-    out->stride[k] = map[k] < 0 ? 0 : v->stride[map[k]];
+    if (map[k] >= 0 && ir_mul_ov(v->stride[map[k]], step[k], &out->stride[k])) return false;
+    if (map[k] < 0) out->stride[k] = 0;
     off -= out->stride[k] * u->lo[k];
   }
   out->offset = off;
   return true;
+}
+
+bool ir_view_compose(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out) {
+  return compose(u, es, v, false, out);
+}
+
+bool ir_view_compose_steps(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out) {
+  return compose(u, es, v, true, out);
 }
 
 /* A reduction over at least `min_axes` axes, or an element-wise op over one

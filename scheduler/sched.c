@@ -84,7 +84,7 @@ static void make_buffers(sched_program *p, const char *mat, const char *live) {
     if (p->out_alias[i] != IR_NONE) p->buf_of[p->out_alias[i]] = b;
   }
   for (int r = 0; r < ir_graph_count(g); r++) {
-    if (!live[r] || !mat[r] || p->buf_of[r] >= 0) continue;
+    if (!live[r] || !mat[r] || p->buf_of[r] >= 0 || p->store[r].on) continue;
     const ir_node *x = ir_node_get(g, r);
     if (x->op == IR_ALLOCATE)
       sched_add_buf(p, x->origin == IR_ORIGIN_INPUT ? SCHED_BUF_INPUT : SCHED_BUF_WEIGHT, r,
@@ -92,6 +92,8 @@ static void make_buffers(sched_program *p, const char *mat, const char *live) {
     else
       sched_add_buf(p, SCHED_BUF_TEMP, r, -1);
   }
+  for (int r = 0; r < ir_graph_count(g); r++)
+    if (p->store[r].on) p->buf_of[r] = p->buf_of[p->store[r].in];
 }
 
 static void note_arg(sched_kernel *k, int buf) {
@@ -355,6 +357,7 @@ int sched_build(ir_graph *g, const sched_options *opt, sched_program **out, char
   SCHED_ASSERT(live);
   find_output_aliases(p, live);
   char *mat = sched_fuse(p, opt, live);
+  sched_find_interiors(p, mat, live);
   make_buffers(p, mat, live);
   free(mat);
   free(live);
@@ -394,6 +397,8 @@ void sched_free(sched_program *p) {
   free(p->bufs);
   free(p->buf_of);
   free(p->out_alias);
+  free(p->store);
+  free(p->border_only);
   sched_memo_free(p);
   if (p->ctx) isl_ctx_free(p->ctx);
   free(p);

@@ -45,6 +45,9 @@ void sched_outer_sorted(const sched_kernel *k, int *sorted);
 
 /* Decides what is materialised and forms the kernels (fuse.c). */
 char *sched_fuse(sched_program *p, const sched_options *opt, const char *live);
+/* Values stored inside the padded copy that is their only reader
+ * (interior.c): fills p->store and p->border_only. */
+void sched_find_interiors(sched_program *p, const char *mat, const char *live);
 
 /* Collapses consecutive outer loops of `k` that index every access
  * contiguously into one (collapse.c); sets k->extent for every kernel. */

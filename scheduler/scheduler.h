@@ -217,6 +217,14 @@ typedef struct {
 
 typedef struct sched_memo sched_memo; /* isl results by model text (sched_isl.c) */
 
+/* Where a value lies inside another node's buffer (interior.c): element
+ * i of it at offset + sum(stride[a] * i_a). */
+typedef struct {
+  bool on;
+  ir_ref in; /* the copy whose buffer holds it */
+  int64_t offset, stride[IR_MAX_RANK];
+} sched_store;
+
 typedef struct sched_program {
   ir_graph *g;
   isl_ctx *ctx;
@@ -226,6 +234,11 @@ typedef struct sched_program {
   /* per output: the node whose kernel writes the output's buffer in place
    * when the output is only a reshape of it (IR_NONE: the output's own) */
   ir_ref *out_alias;
+  /* per node: stored inside the padded copy that reads it (its kernel
+   * writes the copy's interior); and the copies so written, whose own
+   * kernel writes only their border (interior.c). NULL: none. */
+  sched_store *store;
+  bool *border_only;
   sched_kernel *kernels;
   int nkernels;
   int64_t arena_size;   /* bytes, 64-aligned (symbolic: at the reference point) */

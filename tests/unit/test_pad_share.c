@@ -5,7 +5,8 @@
  * outputs compared; the cases it must leave alone (a pad of another value
  * than 0, an op that does not give 0 on zeros, y an output, another reader
  * beside a transposed copy, a constant other than 0: it would not read
- * as 0 in the border) are checked to be left alone. */
+ * as 0 in the border; an operand read across the copy's rows) are checked
+ * to be left alone. A reader in steps of 2 reads the interior too. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,6 +52,14 @@ static void test_shares(void **state) {
   ir_ref t = ir_view_permute(g, y, (int[]){2, 0, 1});
   assert_int_equal(ir_mark_output(g, ir_binary(g, IR_MUL, t, t), "t"), 0);
   check(g, 1);
+  /* y also read in steps of 2 (a stride-2 1x1 convolution's input): the
+   * steps compose onto the interior's axes */
+  g = ir_graph_new();
+  y = residual(g);
+  assert_int_equal(ir_mark_output(g, padded(g, y, 0.0), "m"), 0);
+  ir_ref sub = ir_view_slice(g, y, (int64_t[]){0, 0, 0}, (int64_t[]){1, 2, 2}, (int64_t[]){C, H / 2, (W + 1) / 2});
+  assert_int_equal(ir_mark_output(g, ir_move(g, sub), "s"), 0);
+  check(g, 1);
   /* the copy its one reader: the copy computes y */
   g = ir_graph_new();
   assert_int_equal(ir_mark_output(g, padded(g, residual(g), 0.0), "m"), 0);
@@ -79,6 +88,15 @@ static void test_leaves_alone(void **state) {
   g = ir_graph_new();
   y = ir_binary(g, IR_ADD, ir_const(g, "A", IR_F32, shape3(), adata), ir_scalar(g, IR_F32, 0.5));
   y = ir_binary(g, IR_MAX, y, ir_scalar(g, IR_F32, 0.0));
+  assert_int_equal(ir_mark_output(g, padded(g, y, 0.0), "m"), 0);
+  check(g, 0);
+  /* an operand read across its rows (channels innermost, the copy's rows
+   * along the width): each element a masked read across lines */
+  g = ir_graph_new();
+  ir_ref tr = ir_view_permute(g, ir_const(g, "T", IR_F32, ir_shape_make(3, (int64_t[]){H, W, C}), adata),
+                              (int[]){2, 0, 1});
+  y = ir_binary(g, IR_MAX, ir_binary(g, IR_ADD, tr, ir_const(g, "B", IR_F32, shape3(), bdata)),
+                ir_scalar(g, IR_F32, 0.0));
   assert_int_equal(ir_mark_output(g, padded(g, y, 0.0), "m"), 0);
   check(g, 0);
   /* y an output itself */
