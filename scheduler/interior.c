@@ -15,10 +15,65 @@
 
 #include <string.h>
 
+/* Checked element by element: at most this many in y and in the copy
+ * (the compile-time cost stays linear and small). */
+#define INTERIOR_MAX_ELEMS (1 << 26)
+
+/* The flat offsets, in a layout of strides `st`, of the elements of a box
+ * of shape `d` (rank `rank`) in order, one per call: `at` holds the
+ * current index; false past the last. */
+static bool next_index(int64_t *at, const int64_t *d, int rank) {
+  for (int k = rank - 1; k >= 0; k--) {
+    if (++at[k] < d[k]) return true;
+    at[k] = 0;
+  }
+  return false;
+}
+
+/* Whether storage (offset `off`, strides `s`) of y, shape ys, inside a
+ * copy of shape ps is exact: y's elements land inside the copy, no two on
+ * one element, and every element of the copy's interior (the box of
+ * view w's mask) is the stored element of y it reads. */
+static bool storage_exact(const ir_shape *ys, const ir_shape *ps, const ir_view *w, int64_t off, const int64_t *s) {
+  int64_t ny = ir_shape_numel(ys), np = ir_shape_numel(ps), at[IR_MAX_RANK] = {0}, sty[IR_MAX_RANK];
+  int64_t lo[IR_MAX_RANK], ext[IR_MAX_RANK], stp[IR_MAX_RANK];
+  if (ny > INTERIOR_MAX_ELEMS || np > INTERIOR_MAX_ELEMS) return false;
+  unsigned char *hit = calloc((size_t)np / 8 + 1, 1);
+  if (!hit) return false;
+  bool ok = true;
+  do { /* every element of y: inside, and alone */
+    int64_t q = off;
+    for (int a = 0; a < ys->rank; a++) q += at[a] * s[a];
+    ok = q >= 0 && q < np && !(hit[q / 8] >> (q % 8) & 1);
+    if (ok) hit[q / 8] |= (unsigned char)(1u << (q % 8));
+  } while (ok && next_index(at, ys->d, ys->rank));
+  free(hit);
+  ir_contiguous_strides(ys, sty);
+  ir_contiguous_strides(ps, stp);
+  for (int k = 0; k < ps->rank; k++) {
+    lo[k] = w->lo[k] > 0 ? w->lo[k] : 0;
+    ext[k] = (w->hi[k] < ps->d[k] ? w->hi[k] : ps->d[k]) - lo[k];
+    at[k] = 0;
+    if (ext[k] < 1) return false;
+  }
+  while (ok) { /* every interior element reads the y stored there */
+    int64_t f = w->offset, p = 0, q = off;
+    for (int k = 0; k < ps->rank; k++) f += (lo[k] + at[k]) * w->stride[k], p += (lo[k] + at[k]) * stp[k];
+    ok = f >= 0 && f < ny;
+    for (int a = 0; a < ys->rank && ok; a++)
+      if (ys->d[a] > 1) q += f / sty[a] * s[a], f %= sty[a];
+    ok = ok && q == p;
+    if (!next_index(at, ext, ps->rank)) break;
+  }
+  return ok;
+}
+
 /* The storage of `y` inside the buffer of copy `m` = MOVE(v), v a masked
- * view of y: for each axis of y, the copy's stride of the copy axis that
- * steps it by one; false when that is no affine map onto the copy's
- * interior, or when y's elements would leave the copy or meet. */
+ * view of y: per axis of y, the stride of the copy axis that moves along
+ * it (the one of largest view stride dividing the axis's), scaled; the
+ * offset that puts the interior's first element where it reads. Taken
+ * only when exact (storage_exact) and y's innermost axis keeps stride 1
+ * (a register block stores its columns as vectors). */
 static bool interior_store(const ir_graph *g, ir_ref y, ir_ref v, ir_ref m, sched_store *out) {
   const ir_node *yn = ir_node_get(g, y), *vn = ir_node_get(g, v), *mn = ir_node_get(g, m);
   const ir_view *w = &vn->view;
@@ -26,62 +81,34 @@ static bool interior_store(const ir_graph *g, ir_ref y, ir_ref v, ir_ref m, sche
   if (!ir_shape_is_static(ys) || !ir_shape_is_static(ps) || !ir_shape_eq(&vn->shape, ps) || w->gather ||
       !w->masked || yn->dtype != mn->dtype || !ir_dtype_is_float(yn->dtype))
     return false;
-  int64_t sty[IR_MAX_RANK], stp[IR_MAX_RANK], s[IR_MAX_RANK], span[IR_MAX_RANK] = {0}, y0[IR_MAX_RANK];
-  int to[IR_MAX_RANK];
-  int64_t mult[IR_MAX_RANK];
+  int64_t sty[IR_MAX_RANK], stp[IR_MAX_RANK], s[IR_MAX_RANK], f0 = w->offset, p0 = 0, t;
   ir_contiguous_strides(ys, sty);
   ir_contiguous_strides(ps, stp);
-  for (int a = 0; a < ys->rank; a++) s[a] = -1;
-  int64_t f0 = w->offset, p0 = 0, t;
-  for (int k = 0; k < ps->rank; k++) {
-    int64_t lo = w->lo[k] > 0 ? w->lo[k] : 0, hi = w->hi[k] < ps->d[k] ? w->hi[k] : ps->d[k];
-    if (lo >= hi || ir_mul_ov(lo, w->stride[k], &t) || ir_add_ov(f0, t, &f0) || ir_mul_ov(lo, stp[k], &t) ||
-        ir_add_ov(p0, t, &p0))
-      return false;
-    to[k] = -1;
-    if (hi - lo < 2) continue;
-    /* the outermost axis of y whose stride divides the view's (a row of a
-     * wide result is rows x row stride along its one flat axis) */
-    for (int a = 0; a < ys->rank && to[k] < 0 && w->stride[k] > 0; a++)
-      if (ys->d[a] > 1 && w->stride[k] % sty[a] == 0 && w->stride[k] / sty[a] < ys->d[a])
-        to[k] = a, mult[k] = w->stride[k] / sty[a];
-    if (to[k] < 0) return false;
-    if (mult[k] == 1) {
-      if (s[to[k]] >= 0 && s[to[k]] != stp[k]) return false;
-      s[to[k]] = stp[k];
-    }
-    if (ir_mul_ov(hi - 1 - lo, mult[k], &t) || ir_add_ov(span[to[k]], t, &span[to[k]])) return false;
-  }
-  int64_t ny = ir_shape_numel(ys), np = ir_shape_numel(ps);
-  if (f0 < 0 || f0 >= ny) return false;
-  /* every step along a copy axis moves the stored element as far as the
-   * copy's own stride, and never carries into the next axis of y */
-  for (int k = 0; k < ps->rank; k++)
-    if (to[k] >= 0 && (s[to[k]] < 0 || ir_mul_ov(mult[k], s[to[k]], &t) || t != stp[k])) return false;
-  int64_t off = p0, last = 0;
-  for (int a = 0; a < ys->rank; a++) {
-    if (ys->d[a] == 1) { /* stride 0 */
-      s[a] = 0;
-      continue;
-    }
-    y0[a] = f0 / sty[a], f0 %= sty[a];
-    if (s[a] < 0 || y0[a] + span[a] >= ys->d[a] || ir_mul_ov(y0[a], s[a], &t) || ir_add_ov(off, -t, &off) ||
-        ir_mul_ov(ys->d[a] - 1, s[a], &t) || ir_add_ov(last, t, &last))
-      return false;
-  }
-  if (off < 0 || ir_add_ov(off, last, &last) || last >= np) return false;
-  /* injective: axes by decreasing stride, each past all the ones below */
   int inner = -1;
   for (int a = 0; a < ys->rank; a++) {
+    s[a] = 0;
     if (ys->d[a] == 1) continue;
-    int64_t below = 0;
-    for (int b = 0; b < ys->rank; b++)
-      if (b != a && ys->d[b] > 1 && s[b] <= s[a]) below += (ys->d[b] - 1) * s[b]; /* <= last: no overflow */
-    if (below >= s[a]) return false;
+    int best = -1;
+    for (int k = 0; k < ps->rank; k++)
+      if (ps->d[k] > 1 && w->stride[k] > 0 && sty[a] % w->stride[k] == 0 && (best < 0 || w->stride[k] > w->stride[best]))
+        best = k;
+    if (best < 0 || ir_mul_ov(stp[best], sty[a] / w->stride[best], &s[a])) return false;
     inner = a;
   }
-  /* a register block stores its columns, y's innermost axis, as vectors */
   if (inner < 0 || s[inner] != 1) return false;
+  for (int k = 0; k < ps->rank; k++) {
+    int64_t lo = w->lo[k] > 0 ? w->lo[k] : 0;
+    if (ir_mul_ov(lo, w->stride[k], &t) || ir_add_ov(f0, t, &f0) || ir_mul_ov(lo, stp[k], &t) || ir_add_ov(p0, t, &p0))
+      return false;
+  }
+  if (f0 < 0 || f0 >= ir_shape_numel(ys)) return false;
+  int64_t off = p0;
+  for (int a = 0; a < ys->rank; a++) {
+    if (ys->d[a] == 1) continue;
+    if (ir_mul_ov(f0 / sty[a], s[a], &t) || ir_add_ov(off, -t, &off)) return false;
+    f0 %= sty[a];
+  }
+  if (!storage_exact(ys, ps, w, off, s)) return false;
   out->on = true, out->offset = off;
   memcpy(out->stride, s, sizeof out->stride);
   return true;

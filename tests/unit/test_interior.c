@@ -3,6 +3,7 @@
  *   a wide result (rows of 4, the last column never read) padded as a
  *     convolution's input                   stored inside: one buffer
  *   a compact [2, 3, 3] padded on all sides  stored inside (row stride 5)
+ *   positions x channels split in two axes   stored inside (14x14's form)
  *   the same with a second reader            its own buffer
  *   a transposed padded copy                 its own buffer
  * Each output is compared with the padded values computed here, so a wrong
@@ -27,55 +28,78 @@ static void count_interiors(const sched_program *p, int *stored, int *borders) {
   for (int r = 0; r < ir_graph_count(p->g); r++) *stored += p->store[r].on, *borders += p->border_only[r];
 }
 
-/* y = x + x, x [2, 12] as [2, 3, 4] with the last column dropped, padded
- * by a row above and below and a column on the left: [2, 5, 4], the wide
- * convolution's input (scheduler/interior.c); read by z = p * 3. */
-static void test_wide(void **state) {
-  (void)state;
-  ir_graph *g = ir_graph_new();
-  ir_ref x = ir_input(g, "x", IR_F32, SHAPE(2, 12));
-  ir_ref y = ir_binary(g, IR_ADD, x, x);
-  ir_ref v = ir_view_slice(g, ir_view_reshape(g, y, SHAPE(2, 3, 4)), (int64_t[]){0, 0, 0}, (int64_t[]){1, 1, 1},
-                           (int64_t[]){2, 3, 3});
-  ir_ref p = ir_move(g, ir_view_pad(g, v, (int64_t[]){0, 1, 1}, (int64_t[]){0, 1, 0}, 0.0));
-  finish(g, ir_binary(g, IR_MUL, p, ir_scalar(g, IR_F32, 3.0)));
-  rt_model *m = build_model_with(g, "wide", NULL);
+/* Copies view `v` (of y = x + x, x the graph's input, `xv` its values),
+ * reads the copy as z = copy * 3 (with `other`, y is an output too),
+ * checks how many values are stored inside a copy and z against `want`
+ * (the padded 6 x, `n` values). */
+static void check_padded(ir_graph *g, ir_ref y, ir_ref v, bool other, int want_stored, float *xv,
+                         const double *want, int n) {
+  finish(g, ir_binary(g, IR_MUL, ir_move(g, v), ir_scalar(g, IR_F32, 3.0)));
+  if (other) assert_int_equal(ir_mark_output(g, y, "y2"), 0);
+  ir_shape xs = ir_node_get(g, ir_input_ref(g, 0))->shape;
+  rt_model *m = build_model_with(g, "padded", NULL);
   int stored, borders;
   count_interiors(m->p, &stored, &borders);
-  assert_int_equal(stored, 1);
-  assert_int_equal(borders, 1);
+  assert_int_equal(stored, want_stored);
+  assert_int_equal(borders, want_stored);
+  char err[2048];
+  imp_tensor in = tensor("x", xs, xv), out[2];
+  if (rt_run(m, &in, 1, out, err, sizeof err)) fail_msg("rt_run: %s", err);
+  check_close(out[0].data, want, n, "z");
+  imp_tensor_free(&out[0]);
+  if (other) imp_tensor_free(&out[1]);
+  rt_model_free(m);
+}
+
+/* x + x over input x of shape s. */
+static ir_ref doubled(ir_graph *g, ir_shape s) {
+  ir_ref x = ir_input(g, "x", IR_F32, s);
+  return ir_binary(g, IR_ADD, x, x);
+}
+
+/* y [2, 12] as [2, 3, 4] with the last column dropped, padded by a row
+ * above and below and a column on the left: [2, 5, 4], the wide
+ * convolution's input. */
+static void test_wide(void **state) {
+  (void)state;
   float xv[24];
   double want[40];
   fill(xv, 24, 7);
   for (int c = 0; c < 2; c++)
     for (int r = 0; r < 5; r++)
       for (int q = 0; q < 4; q++)
-        want[c * 20 + r * 4 + q] =
-            r >= 1 && r <= 3 && q >= 1 ? 6.0 * xv[c * 12 + (r - 1) * 4 + q - 1] : 0.0;
-  char err[2048];
-  imp_tensor in = tensor("x", SHAPE(2, 12), xv), out;
-  if (rt_run(m, &in, 1, &out, err, sizeof err)) fail_msg("rt_run: %s", err);
-  check_close(out.data, want, 40, "z");
-  imp_tensor_free(&out);
-  rt_model_free(m);
+        want[c * 20 + r * 4 + q] = r >= 1 && r <= 3 && q >= 1 ? 6.0 * xv[c * 12 + (r - 1) * 4 + q - 1] : 0.0;
+  ir_graph *g = ir_graph_new();
+  ir_ref y = doubled(g, SHAPE(2, 12));
+  ir_ref v = ir_view_slice(g, ir_view_reshape(g, y, SHAPE(2, 3, 4)), (int64_t[]){0, 0, 0}, (int64_t[]){1, 1, 1},
+                           (int64_t[]){2, 3, 3});
+  check_padded(g, y, ir_view_pad(g, v, (int64_t[]){0, 1, 1}, (int64_t[]){0, 1, 0}, 0.0), false, 1, xv, want, 40);
 }
 
-/* y = x + x, x [2, 3, 3], padded by 1 on every side ([2, 5, 5]); with
- * `other`, y is an output too; with `transposed`, the copy is [5, 5, 2]. */
-static void padded(bool other, bool transposed, int want_stored) {
+/* Channels innermost, split in two axes (as the 14x14 columns form
+ * stores them): y [6, 2, 4], the positions of 2 rows of 3 (the last never
+ * read) by 8 channels, padded to [4, 3, 10] (a row above and below, a
+ * column on the left, 2 channels more): y's position axis gets the
+ * copy's column stride 10, its channel axes 4 and 1. */
+static void test_channels_innermost(void **state) {
+  (void)state;
+  float xv[48];
+  double want[120];
+  fill(xv, 48, 5);
+  for (int r = 0; r < 4; r++)
+    for (int q = 0; q < 3; q++)
+      for (int c = 0; c < 10; c++)
+        want[(r * 3 + q) * 10 + c] = r >= 1 && r <= 2 && q >= 1 && c < 8 ? 6.0 * xv[((r - 1) * 3 + q - 1) * 8 + c] : 0.0;
   ir_graph *g = ir_graph_new();
-  ir_ref x = ir_input(g, "x", IR_F32, SHAPE(2, 3, 3));
-  ir_ref y = ir_binary(g, IR_ADD, x, x);
-  ir_ref v = ir_view_pad(g, y, (int64_t[]){0, 1, 1}, (int64_t[]){0, 1, 1}, 0.0);
-  if (transposed) v = ir_view_permute(g, v, (int[]){1, 2, 0});
-  ir_ref p = ir_move(g, v);
-  finish(g, ir_binary(g, IR_MUL, p, ir_scalar(g, IR_F32, 3.0)));
-  if (other) assert_int_equal(ir_mark_output(g, y, "y2"), 0);
-  rt_model *m = build_model_with(g, "padded", NULL);
-  int stored, borders;
-  count_interiors(m->p, &stored, &borders);
-  assert_int_equal(stored, want_stored);
-  assert_int_equal(borders, want_stored);
+  ir_ref y = doubled(g, SHAPE(6, 2, 4));
+  ir_ref v = ir_view_slice(g, ir_view_reshape(g, y, SHAPE(2, 3, 8)), (int64_t[]){0, 0, 0}, (int64_t[]){1, 1, 1},
+                           (int64_t[]){2, 2, 8});
+  check_padded(g, y, ir_view_pad(g, v, (int64_t[]){1, 1, 0}, (int64_t[]){1, 0, 2}, 0.0), false, 1, xv, want, 120);
+}
+
+/* y [2, 3, 3] padded by 1 on every side ([2, 5, 5]); with `other`, y is
+ * an output too; with `transposed`, the copy is [5, 5, 2]. */
+static void padded(bool other, bool transposed, int want_stored) {
   float xv[18];
   double want[50];
   fill(xv, 18, 11);
@@ -85,13 +109,11 @@ static void padded(bool other, bool transposed, int want_stored) {
         double e = r >= 1 && r <= 3 && q >= 1 && q <= 3 ? 6.0 * xv[c * 9 + (r - 1) * 3 + q - 1] : 0.0;
         want[transposed ? (r * 5 + q) * 2 + c : c * 25 + r * 5 + q] = e;
       }
-  char err[2048];
-  imp_tensor in = tensor("x", SHAPE(2, 3, 3), xv), out[2];
-  if (rt_run(m, &in, 1, out, err, sizeof err)) fail_msg("rt_run: %s", err);
-  check_close(out[0].data, want, 50, "z");
-  imp_tensor_free(&out[0]);
-  if (other) imp_tensor_free(&out[1]);
-  rt_model_free(m);
+  ir_graph *g = ir_graph_new();
+  ir_ref y = doubled(g, SHAPE(2, 3, 3));
+  ir_ref v = ir_view_pad(g, y, (int64_t[]){0, 1, 1}, (int64_t[]){0, 1, 1}, 0.0);
+  if (transposed) v = ir_view_permute(g, v, (int[]){1, 2, 0});
+  check_padded(g, y, v, other, want_stored, xv, want, 50);
 }
 
 static void test_compact(void **state) {
@@ -109,6 +131,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_wide),
       cmocka_unit_test(test_compact),
+      cmocka_unit_test(test_channels_innermost),
       cmocka_unit_test(test_leaves_alone),
   };
   return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
