@@ -19,9 +19,8 @@
  * (the compile-time cost stays linear and small). */
 #define INTERIOR_MAX_ELEMS (1 << 26)
 
-/* The flat offsets, in a layout of strides `st`, of the elements of a box
- * of shape `d` (rank `rank`) in order, one per call: `at` holds the
- * current index; false past the last. */
+/* Steps index `at` to the next element of a box of shape `d` (rank
+ * `rank`), in order; false past the last. */
 static bool next_index(int64_t *at, const int64_t *d, int rank) {
   for (int k = rank - 1; k >= 0; k--) {
     if (++at[k] < d[k]) return true;
@@ -42,9 +41,9 @@ static bool storage_exact(const ir_shape *ys, const ir_shape *ps, const ir_view 
   if (!hit) return false;
   bool ok = true;
   do { /* every element of y: inside, and alone */
-    int64_t q = off;
-    for (int a = 0; a < ys->rank; a++) q += at[a] * s[a];
-    ok = q >= 0 && q < np && !(hit[q / 8] >> (q % 8) & 1);
+    int64_t q = off, t;
+    for (int a = 0; a < ys->rank && ok; a++) ok = !ir_mul_ov(at[a], s[a], &t) && !ir_add_ov(q, t, &q);
+    ok = ok && q >= 0 && q < np && !(hit[q / 8] >> (q % 8) & 1);
     if (ok) hit[q / 8] |= (unsigned char)(1u << (q % 8));
   } while (ok && next_index(at, ys->d, ys->rank));
   free(hit);
@@ -57,9 +56,11 @@ static bool storage_exact(const ir_shape *ys, const ir_shape *ps, const ir_view 
     if (ext[k] < 1) return false;
   }
   while (ok) { /* every interior element reads the y stored there */
-    int64_t f = w->offset, p = 0, q = off;
-    for (int k = 0; k < ps->rank; k++) f += (lo[k] + at[k]) * w->stride[k], p += (lo[k] + at[k]) * stp[k];
-    ok = f >= 0 && f < ny;
+    int64_t f = w->offset, p = 0, q = off, t;
+    for (int k = 0; k < ps->rank && ok; k++)
+      ok = !ir_mul_ov(lo[k] + at[k], w->stride[k], &t) && !ir_add_ov(f, t, &f), p += (lo[k] + at[k]) * stp[k];
+    ok = ok && f >= 0 && f < ny;
+    /* q: the stored place of a y element, inside the copy (checked above) */
     for (int a = 0; a < ys->rank && ok; a++)
       if (ys->d[a] > 1) q += f / sty[a] * s[a], f %= sty[a];
     ok = ok && q == p;
