@@ -5,7 +5,6 @@
 #include "codegen_impl.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include <isl/ast.h>
 #include <isl/id.h>
@@ -105,10 +104,7 @@ static bool shares_lines(const cg_kernel *c) {
   int64_t st[IR_MAX_RANK], rs[IR_MAX_RANK], es = (int64_t)ir_dtype_size(root->dtype);
   if (k->gemm.on || k->nouter < 2 || c->chunks < 2 || !ir_shape_is_static(&root->shape))
     return false;
-  if (c->p->store[k->root].on) /* stored inside a padded copy (scheduler/interior.c) */
-    memcpy(rs, c->p->store[k->root].stride, sizeof rs);
-  else
-    ir_contiguous_strides(&root->shape, rs);
+  (void)sched_node_layout(c->p, k->root, rs); /* a padded copy's interior too */
   for (int a = 0; a < IR_MAX_RANK; a++) st[a] = -1;
   for (int r = 0; r < root->shape.rank; r++)
     if (k->root_axis[r] >= 0) st[k->root_axis[r]] = rs[r];

@@ -133,21 +133,9 @@ bool cg_is_float_max(const cg_kernel *c, int stage) {
   return r->op == IR_MAX && ir_dtype_is_float(r->dtype);
 }
 
-/* The layout of the buffer holding node r's value: its own (contiguous)
- * or inside a padded copy (scheduler/interior.c). */
-static int64_t node_layout(const cg_kernel *c, ir_ref r, int64_t *st) {
-  const sched_store *s = c->p->store ? &c->p->store[r] : NULL;
-  if (s && s->on) {
-    memcpy(st, s->stride, sizeof s->stride);
-    return s->offset;
-  }
-  ir_contiguous_strides(&ir_node_get(c->p->g, r)->shape, st);
-  return 0;
-}
-
 static void render_buffer_read(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
   const ir_node *n = ir_node_get(c->p->g, r);
-  int64_t st[IR_MAX_RANK], off = node_layout(c, r, st);
+  int64_t st[IR_MAX_RANK], off = sched_node_layout(c->p, r, st);
   cg_printf(o, "b%d[", cg_kernel_arg(c, c->p->buf_of[r]));
   render_address(o, off, st, &n->shape, idx);
   cg_printf(o, "]");
@@ -515,7 +503,7 @@ static void root_address(cg_kernel *c, cg_buf *addr, char *const *space_idx) {
   int64_t st[IR_MAX_RANK];
   for (int i = 0; i < root->shape.rank; i++)
     ridx[i] = c->k->root_axis[i] >= 0 ? space_idx[c->k->root_axis[i]] : "0";
-  int64_t off = node_layout(c, c->k->root, st);
+  int64_t off = sched_node_layout(c->p, c->k->root, st);
   render_address(addr, off, st, &root->shape, ridx);
 }
 

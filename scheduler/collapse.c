@@ -68,10 +68,7 @@ static void walk_value(walk *w, ir_ref r, const int *ids, bool is_root) {
   const ir_node *n = ir_node_get(p->g, r);
   int64_t st[IR_MAX_RANK];
   if (!is_root && p->buf_of[r] >= 0) {
-    if (p->store[r].on)
-      memcpy(st, p->store[r].stride, sizeof st);
-    else
-      ir_contiguous_strides(&n->shape, st);
+    (void)sched_node_layout(p, r, st);
     address(w, &n->shape, st, ids, (int)ir_dtype_size(n->dtype));
     return;
   }
@@ -180,10 +177,7 @@ void sched_collapse(const sched_program *p, sched_kernel *k) {
   int ids[IR_MAX_RANK];
   int64_t st[IR_MAX_RANK];
   for (int j = 0; j < root->shape.rank; j++) ids[j] = k->root_axis[j];
-  if (p->store[k->root].on) /* stored inside a padded copy (interior.c) */
-    memcpy(st, p->store[k->root].stride, sizeof st);
-  else
-    ir_contiguous_strides(&root->shape, st);
+  (void)sched_node_layout(p, k->root, st); /* inside a padded copy too (interior.c) */
   address(&w, &root->shape, st, ids, (int)ir_dtype_size(root->dtype)); /* the output */
   walk_value(&w, k->root, ids, true);
   for (int s = 0; s < k->nstages; s++) {

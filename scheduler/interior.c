@@ -142,3 +142,13 @@ void sched_find_interiors(sched_program *p, const char *mat, const char *live) {
   }
   free(uses);
 }
+
+int64_t sched_node_layout(const sched_program *p, ir_ref r, int64_t *st) {
+  const sched_store *s = p->store ? &p->store[r] : NULL;
+  if (s && s->on) {
+    memcpy(st, s->stride, sizeof s->stride);
+    return s->offset;
+  }
+  ir_contiguous_strides(&ir_node_get(p->g, r)->shape, st);
+  return 0;
+}

@@ -299,6 +299,10 @@ int sched_report_json(const sched_program *p, void *file);
 void sched_kernel_cost(const sched_program *p, const sched_kernel *k, int64_t *flops,
                        int64_t *bytes);
 void sched_report_table(const sched_program *p, void *file);
+/* The layout of the buffer holding node r's value, the element at index i
+ * at offset + sum(st[a] * i_a): inside a padded copy (interior.c), else its
+ * own contiguous strides and offset 0. */
+int64_t sched_node_layout(const sched_program *p, ir_ref r, int64_t *st);
 /* Prints kernels with their loop nests (--dump schedule). */
 void sched_dump(const sched_program *p, void *file);
 /* Writes the kernel graph in Graphviz dot (--dump dot=FILE). */
