@@ -208,6 +208,11 @@ bool ir_shape_eq(const ir_shape *a, const ir_shape *b);
 bool ir_shape_broadcast(const ir_shape *a, const ir_shape *b, ir_shape *out);
 void ir_shape_str(const ir_shape *s, char *buf, size_t n);
 void ir_contiguous_strides(const ir_shape *s, int64_t *strides);
+/* The view `u` (over a contiguous value of shape `es`) re-expressed over
+ * the buffer that `v` reads that value from (sink.c): u's mask and shape,
+ * v's strides and offset (v's mask is not applied); false when an axis of
+ * u does not move along one axis of es. */
+bool ir_view_compose(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out);
 
 /* Symbolic dimensions (see the comment at IR_DIM_TAG_BASE). */
 static inline bool ir_dim_is_sym(int64_t d) {
@@ -474,6 +479,14 @@ int ir_rewrite_sink_regions(ir_graph *g);
  * readers read it through the composed view (sink.c). Returns the number
  * of ops moved. */
 int ir_rewrite_sink_views(ir_graph *g);
+
+/* An ADD, MUL or MAX after a Concat of reductions (a convolution's row
+ * bands: masked views tiling the output), its other operands constants or
+ * broadcasts each band reads at its own elements, runs on every band
+ * instead, as its kernel's epilogue; the Concat then only moves data
+ * (sink_concat.c). Runs after ir_rewrite_sink_views. Returns the number
+ * of ops moved. */
+int ir_rewrite_sink_concats(ir_graph *g);
 
 /* A copy MOVE(v) of a value x padded with zeros (a convolution's padded
  * input) computes x itself: the pad moves below x's element-wise ops that

@@ -77,10 +77,11 @@ int ir_uses_of(const ir_graph *g, ir_ref x);
 /* sink_region.c: an op that may be computed on the unread parts of a wide
  * result too (element-wise; no integer division or float-to-int cast). */
 bool ir_sinkable_op(const ir_graph *g, const ir_node *n);
-/* The view `u` (over a contiguous value of shape `es`) re-expressed over
- * the buffer that `v` reads that value from (sink.c); false when an axis
- * of u does not move along one axis of es. */
-bool ir_view_compose(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out);
+/* sink.c: whether `r` is a reduction or an element-wise op over one; and
+ * operand `b` (a constant, or a plain view broadcasting along axes that
+ * `axis` maps) as a value of shape `rs`, or IR_NONE. */
+bool ir_sink_from_reduce(const ir_graph *g, ir_ref r);
+ir_ref ir_sink_operand_over(ir_graph *g, ir_ref b, const int *axis, const ir_shape *rs);
 /* The same, an axis of u also stepping several elements of one axis of es
  * (a stride-2 subsample of a padded copy's interior: pad_share.c). */
 bool ir_view_compose_steps(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out);

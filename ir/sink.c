@@ -55,7 +55,7 @@ static void identity_axes(const ir_view *v, const ir_shape *src, int *axis) {
 /* Operand `b` (of the view's shape) as a value of the reduction's shape
  * `rs`, or IR_NONE: a constant, or a broadcast varying only along axes
  * that `axis` maps. */
-static ir_ref operand_over(ir_graph *g, ir_ref b, const int *axis, const ir_shape *rs) {
+ir_ref ir_sink_operand_over(ir_graph *g, ir_ref b, const int *axis, const ir_shape *rs) {
   ir_node n = g->nodes[b];
   if (n.op == IR_LOAD && !n.sym_value) {
     n.shape = *rs;
@@ -148,7 +148,7 @@ static bool over_sum(const ir_graph *g, ir_ref r, int min_axes, bool views, int 
 }
 
 /* A reduction, or an element-wise op over one. */
-static bool from_reduce(const ir_graph *g, ir_ref r) {
+bool ir_sink_from_reduce(const ir_graph *g, ir_ref r) {
   return over_sum(g, r, 0, false, 0);
 }
 
@@ -188,7 +188,7 @@ static ir_ref shuffled(const ir_graph *g, ir_ref u, int *axis) {
   if (!plain_view(vn) || !ir_shape_eq(&vn->shape, &mn->shape)) return IR_NONE;
   ir_ref r = vn->src[0];
   const ir_shape *rs = &g->nodes[r].shape;
-  if (!permutes(&vn->view, rs) || !from_reduce(g, r) || ir_uses_of(g, un->src[0]) != 1 || ir_uses_of(g, u) != 1)
+  if (!permutes(&vn->view, rs) || !ir_sink_from_reduce(g, r) || ir_uses_of(g, un->src[0]) != 1 || ir_uses_of(g, u) != 1)
     return IR_NONE;
   int ua[IR_MAX_RANK], va[IR_MAX_RANK];
   identity_axes(&un->view, &mn->shape, ua);
@@ -220,7 +220,7 @@ static bool sink_shuffle(ir_graph *g, ir_ref e, ir_ref s, ir_ref r, const int *a
   }
   ir_node x = g->nodes[e];
   for (int i = 0; i < x.nsrc; i++) {
-    x.src[i] = x.src[i] == s ? r : operand_over(g, x.src[i], axis, &rs);
+    x.src[i] = x.src[i] == s ? r : ir_sink_operand_over(g, x.src[i], axis, &rs);
     if (x.src[i] == IR_NONE) return false; /* nodes added so far are dropped by ir_compact */
   }
   x.shape = rs;
@@ -252,7 +252,7 @@ static bool sink_one(ir_graph *g, ir_ref e) {
   ir_ref vref = IR_NONE;
   for (int i = 0; i < n->nsrc; i++) {
     const ir_node *s = &g->nodes[n->src[i]];
-    if (!plain_view(s) || s->view.offset != 0 || !(from_reduce(g, s->src[0]) || conv_sum(g, s->src[0])))
+    if (!plain_view(s) || s->view.offset != 0 || !(ir_sink_from_reduce(g, s->src[0]) || conv_sum(g, s->src[0])))
       continue;
     if (vref != IR_NONE && vref != n->src[i]) return false;
     vref = n->src[i];
@@ -264,7 +264,7 @@ static bool sink_one(ir_graph *g, ir_ref e) {
   /* only where the view drops columns (a window): a plain reshape would
    * move epilogues of matmuls that fuse as they are */
   bool drops = ir_shape_is_static(&rs) && ir_shape_numel(&rs) > ir_shape_numel(&n->shape) &&
-               ir_shape_numel(&rs) / 2 <= ir_shape_numel(&n->shape) && from_reduce(g, r);
+               ir_shape_numel(&rs) / 2 <= ir_shape_numel(&n->shape) && ir_sink_from_reduce(g, r);
   /* or a convolution's sum stored channels innermost, read transposed:
    * the op then runs in the sum's order, not as a transposing pass */
   bool transposes = false;
@@ -295,7 +295,7 @@ static bool sink_one(ir_graph *g, ir_ref e) {
   identity_axes(&v, &rs, axis);
   ir_node x = *n;
   for (int i = 0; i < x.nsrc; i++) {
-    x.src[i] = x.src[i] == vref ? r : operand_over(g, x.src[i], axis, &rs);
+    x.src[i] = x.src[i] == vref ? r : ir_sink_operand_over(g, x.src[i], axis, &rs);
     if (x.src[i] == IR_NONE) return false; /* nodes added so far are dropped by ir_compact */
   }
   x.shape = rs;

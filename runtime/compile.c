@@ -156,6 +156,7 @@ int rt_compile(const char *onnx, const char *outdir, const rt_options *o, rt_mod
     m->rewrites = ir_rewrite_gather(m->g);
     ir_rewrite_sink_regions(m->g);
     ir_rewrite_sink_views(m->g);
+    ir_rewrite_sink_concats(m->g);
     ir_rewrite_pad_share(m->g);
     ir_rewrite_weight_layout(m->g, o->sched.no_tile ? UINT64_MAX : pack_in_place_bytes());
     if (!o->sched.no_tile) ir_rewrite_matmul_operands(m->g);

@@ -69,6 +69,29 @@ static bool storage_exact(const ir_shape *ys, const ir_shape *ps, const ir_view 
   return ok;
 }
 
+/* Per axis of y (shape ys), its stride inside a copy of shape ps that
+ * reads y through view w (strides into y per copy axis): the stride of
+ * the copy axis that moves along it (the one of largest view stride
+ * dividing the axis's), scaled; false unless y's innermost axis gets 1 (a
+ * register block stores its columns as vectors). */
+static bool storage_strides(const ir_view *w, const ir_shape *ys, const ir_shape *ps, int64_t *s) {
+  int64_t sty[IR_MAX_RANK], stp[IR_MAX_RANK];
+  ir_contiguous_strides(ys, sty);
+  ir_contiguous_strides(ps, stp);
+  int inner = -1;
+  for (int a = 0; a < ys->rank; a++) {
+    s[a] = 0;
+    if (ys->d[a] == 1) continue;
+    int best = -1;
+    for (int k = 0; k < ps->rank; k++)
+      if (ps->d[k] > 1 && w->stride[k] > 0 && sty[a] % w->stride[k] == 0 && (best < 0 || w->stride[k] > w->stride[best]))
+        best = k;
+    if (best < 0 || ir_mul_ov(stp[best], sty[a] / w->stride[best], &s[a])) return false;
+    inner = a;
+  }
+  return inner >= 0 && s[inner] == 1;
+}
+
 /* The storage of `y` inside the buffer of copy `m` = MOVE(v), v a masked
  * view of y: per axis of y, the stride of the copy axis that moves along
  * it (the one of largest view stride dividing the axis's), scaled; the
@@ -85,18 +108,7 @@ static bool interior_store(const ir_graph *g, ir_ref y, ir_ref v, ir_ref m, sche
   int64_t sty[IR_MAX_RANK], stp[IR_MAX_RANK], s[IR_MAX_RANK], f0 = w->offset, p0 = 0, t;
   ir_contiguous_strides(ys, sty);
   ir_contiguous_strides(ps, stp);
-  int inner = -1;
-  for (int a = 0; a < ys->rank; a++) {
-    s[a] = 0;
-    if (ys->d[a] == 1) continue;
-    int best = -1;
-    for (int k = 0; k < ps->rank; k++)
-      if (ps->d[k] > 1 && w->stride[k] > 0 && sty[a] % w->stride[k] == 0 && (best < 0 || w->stride[k] > w->stride[best]))
-        best = k;
-    if (best < 0 || ir_mul_ov(stp[best], sty[a] / w->stride[best], &s[a])) return false;
-    inner = a;
-  }
-  if (inner < 0 || s[inner] != 1) return false;
+  if (!storage_strides(w, ys, ps, s)) return false;
   for (int k = 0; k < ps->rank; k++) {
     int64_t lo = w->lo[k] > 0 ? w->lo[k] : 0;
     if (ir_mul_ov(lo, w->stride[k], &t) || ir_add_ov(f0, t, &f0) || ir_mul_ov(lo, stp[k], &t) || ir_add_ov(p0, t, &p0))
@@ -113,6 +125,141 @@ static bool interior_store(const ir_graph *g, ir_ref y, ir_ref v, ir_ref m, sche
   out->on = true, out->offset = off;
   memcpy(out->stride, s, sizeof out->stride);
   return true;
+}
+
+/* A copy of a Concat: x = ADD(masked view(y_1), .., masked view(y_n)), the
+ * parts tiling x (a convolution's row bands, ir/sink_concat.c; the FPN
+ * maps a detector's head joins). x is stored inside the copy (above);
+ * when each y_i can be stored there too, at the places of x's elements it
+ * gives, the parts' kernels write the copy's interior and x's kernel, a
+ * pass that only moved them, is dropped. */
+#define INTERIOR_MAX_PARTS 8
+
+typedef struct {
+  int n;
+  ir_ref view[INTERIOR_MAX_PARTS], y[INTERIOR_MAX_PARTS];
+  sched_store st[INTERIOR_MAX_PARTS];
+} interior_parts;
+
+/* The parts of x: an ADD tree (x's kernel, the rest inline), each node read once, of
+ * masked views (pad 0) of values with a buffer of their own read only
+ * there; false when x is anything else. */
+static bool collect_parts(const sched_program *p, ir_ref x, const ir_shape *es, const char *mat, const int *uses,
+                          interior_parts *c, int depth) {
+  const ir_node *n = ir_node_get(p->g, x);
+  if (!ir_shape_eq(&n->shape, es) || uses[x] != 1) return false;
+  if (n->op == IR_ADD && !n->reduce && (depth == 0) == (mat[x] != 0) && n->nsrc == 2 && depth < INTERIOR_MAX_PARTS)
+    return collect_parts(p, n->src[0], es, mat, uses, c, depth + 1) &&
+           collect_parts(p, n->src[1], es, mat, uses, c, depth + 1);
+  if (n->op != IR_VIEW || !n->view.masked || n->view.gather || n->view.pad_value != 0 || c->n == INTERIOR_MAX_PARTS)
+    return false;
+  ir_ref y = n->src[0];
+  const ir_node *yn = ir_node_get(p->g, y);
+  if (!mat[y] || uses[y] != 1 || p->border_only[y] || p->store[y].on || yn->op == IR_ALLOCATE ||
+      yn->op == IR_LOAD || yn->op == IR_VIEW || yn->op == IR_INDEX_COMPONENTS || !ir_shape_is_static(&yn->shape) ||
+      yn->dtype != n->dtype || !ir_dtype_is_float(yn->dtype) || ir_shape_numel(&yn->shape) > INTERIOR_MAX_ELEMS)
+    return false;
+  c->view[c->n] = x, c->y[c->n++] = y;
+  return true;
+}
+
+/* Flat element `f` of a contiguous value of shape s (strides st) as the
+ * place sum(i_a * to[a]) + base; false on overflow. */
+static bool place_of(int64_t f, const ir_shape *s, const int64_t *st, const int64_t *to, int64_t base, int64_t *q) {
+  int64_t t;
+  *q = base;
+  for (int a = 0; a < s->rank; a++) {
+    if (s->d[a] == 1) continue; /* stride 0 */
+    if (ir_mul_ov(f / st[a], to[a], &t) || ir_add_ov(*q, t, q)) return false;
+    f %= st[a];
+  }
+  return true;
+}
+
+/* Stores the parts of copy m = MOVE(v), v a masked view of the Concat x,
+ * inside m when exact: every interior element of the copy is in exactly
+ * one part's box and is the stored element of that part it reads, and the
+ * parts' elements all land inside the copy, no two on one element. */
+static bool interior_concat(const ir_graph *g, ir_ref m, ir_ref v, interior_parts *c) {
+  const ir_node *mn = ir_node_get(g, m), *vn = ir_node_get(g, v), *xn = ir_node_get(g, vn->src[0]);
+  const ir_view *u = &vn->view;
+  const ir_shape *ps = &mn->shape, *es = &xn->shape;
+  if (!ir_shape_is_static(ps) || !ir_shape_is_static(es) || !ir_shape_eq(&vn->shape, ps) || u->gather ||
+      !u->masked || ir_shape_numel(ps) > INTERIOR_MAX_ELEMS || ir_shape_numel(es) > INTERIOR_MAX_ELEMS)
+    return false;
+  int64_t stp[IR_MAX_RANK], ste[IR_MAX_RANK], sty[INTERIOR_MAX_PARTS][IR_MAX_RANK], lo[IR_MAX_RANK],
+      ext[IR_MAX_RANK], at[IR_MAX_RANK] = {0}, t, np = ir_shape_numel(ps);
+  bool found[INTERIOR_MAX_PARTS] = {false}, ok = true;
+  ir_contiguous_strides(ps, stp);
+  ir_contiguous_strides(es, ste);
+  for (int i = 0; i < c->n; i++) {
+    const ir_node *yn = ir_node_get(g, c->y[i]);
+    ir_view w;
+    if (yn->dtype != mn->dtype || !ir_view_compose(u, es, &ir_node_get(g, c->view[i])->view, &w) ||
+        !storage_strides(&w, &yn->shape, ps, c->st[i].stride))
+      return false;
+    ir_contiguous_strides(&yn->shape, sty[i]);
+  }
+  for (int k = 0; k < ps->rank; k++) {
+    lo[k] = u->lo[k] > 0 ? u->lo[k] : 0;
+    ext[k] = (u->hi[k] < ps->d[k] ? u->hi[k] : ps->d[k]) - lo[k];
+    if (ext[k] < 1) return false;
+  }
+  while (ok) { /* every interior element: one part's, the stored element it reads */
+    int64_t f = u->offset, pos = 0, e[IR_MAX_RANK];
+    for (int k = 0; k < ps->rank && ok; k++)
+      ok = !ir_mul_ov(lo[k] + at[k], u->stride[k], &t) && !ir_add_ov(f, t, &f), pos += (lo[k] + at[k]) * stp[k];
+    ok = ok && f >= 0 && f < ir_shape_numel(es);
+    for (int a = 0; a < es->rank; a++) { /* f as an index of x */
+      e[a] = es->d[a] == 1 ? 0 : f / ste[a];
+      if (es->d[a] > 1) f %= ste[a];
+    }
+    int owner = -1;
+    for (int i = 0; i < c->n && ok; i++) {
+      const ir_view *pv = &ir_node_get(g, c->view[i])->view;
+      bool in = true;
+      for (int a = 0; a < es->rank; a++) in &= e[a] >= pv->lo[a] && e[a] < pv->hi[a];
+      if (in) ok = owner < 0, owner = i;
+    }
+    ok = ok && owner >= 0;
+    int64_t gy = 0, q;
+    if (ok) {
+      const ir_view *pv = &ir_node_get(g, c->view[owner])->view;
+      const ir_shape *ys = &ir_node_get(g, c->y[owner])->shape;
+      gy = pv->offset;
+      for (int a = 0; a < es->rank && ok; a++) ok = !ir_mul_ov(e[a], pv->stride[a], &t) && !ir_add_ov(gy, t, &gy);
+      ok = ok && gy >= 0 && gy < ir_shape_numel(ys) && place_of(gy, ys, sty[owner], c->st[owner].stride, 0, &q);
+      if (ok && !found[owner]) found[owner] = true, c->st[owner].offset = pos - q;
+      ok = ok && c->st[owner].offset + q == pos;
+    }
+    if (!next_index(at, ext, ps->rank)) break;
+  }
+  for (int i = 0; i < c->n; i++) ok &= found[i];
+  unsigned char *hit = ok ? calloc((size_t)np / 8 + 1, 1) : NULL;
+  if (!hit) return false;
+  for (int i = 0; i < c->n && ok; i++) { /* every part's element: inside, and alone */
+    const ir_shape *ys = &ir_node_get(g, c->y[i])->shape;
+    for (int a = 0; a < IR_MAX_RANK; a++) at[a] = 0;
+    do {
+      int64_t q = c->st[i].offset;
+      for (int a = 0; a < ys->rank && ok; a++) ok = !ir_mul_ov(at[a], c->st[i].stride[a], &t) && !ir_add_ov(q, t, &q);
+      ok = ok && q >= 0 && q < np && !(hit[q / 8] >> (q % 8) & 1);
+      if (ok) hit[q / 8] |= (unsigned char)(1u << (q % 8));
+    } while (ok && next_index(at, ys->d, ys->rank));
+  }
+  free(hit);
+  for (int i = 0; i < c->n && ok; i++) c->st[i].on = true, c->st[i].in = m;
+  return ok;
+}
+
+/* Removes the kernel of root r (before buffers and arguments exist). */
+static void drop_kernel(sched_program *p, ir_ref r) {
+  for (int i = 0; i < p->nkernels; i++)
+    if (p->kernels[i].root == r) {
+      memmove(&p->kernels[i], &p->kernels[i + 1], (size_t)(p->nkernels - i - 1) * sizeof *p->kernels);
+      p->nkernels--;
+      return;
+    }
 }
 
 void sched_find_interiors(sched_program *p, const char *mat, const char *live) {
@@ -138,7 +285,13 @@ void sched_find_interiors(sched_program *p, const char *mat, const char *live) {
     if (vn->op != IR_VIEW || uses[v] != 1 || !mat[y] || uses[y] != 1 || p->border_only[y] ||
         yn->op == IR_ALLOCATE || yn->op == IR_LOAD || yn->op == IR_VIEW || yn->op == IR_INDEX_COMPONENTS)
       continue;
-    if (interior_store(g, y, v, m, &p->store[y])) p->store[y].in = m, p->border_only[m] = true;
+    if (!interior_store(g, y, v, m, &p->store[y])) continue;
+    p->store[y].in = m, p->border_only[m] = true;
+    interior_parts parts = {0};
+    if (collect_parts(p, y, &yn->shape, mat, uses, &parts, 0) && parts.n >= 2 && interior_concat(g, m, v, &parts)) {
+      for (int i = 0; i < parts.n; i++) p->store[parts.y[i]] = parts.st[i];
+      drop_kernel(p, y); /* the parts wrote y's elements where y is stored */
+    }
   }
   free(uses);
 }
