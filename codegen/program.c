@@ -467,7 +467,7 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
                "#if defined(__GNUC__) || defined(__clang__)\n"
                "#define O2C_PREFETCH_ONCE(p) __builtin_prefetch((p), 0, 0)\n"
                "#else\n#define O2C_PREFETCH_ONCE(p) ((void)(p))\n#endif\n\n");
-  if (out.pool) fprintf(c, "#define O2C_POOL_SIZE %d\n%s", o->threads, cg_pool_src);
+  if (out.pool) fprintf(c, "#define O2C_POOL_SIZE %d\n%s%s", o->threads, cg_pool_src, p->symbolic ? "" : cg_pool_calls_src);
   emit_helpers(c, &out);
   fprintf(c, "\n%s", kernels.s ? kernels.s : "");
   if (p->symbolic) {
@@ -476,14 +476,24 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
     cg_dims_entry_end(c, p, N);
     cg_dims_header(h, p, N, o->embed != NULL);
   } else {
+    /* with threads, the kernels' calls run in a function of their own, and
+     * the entry times whole calls threaded or alone (pool_calls.c) */
     fprintf(c,
-            "int %s_run(const void *const *inputs, void *const *outputs, const void *weights, void "
+            "%s %s_run%s(const void *const *inputs, void *const *outputs, const void *weights, void "
             "*arena) {\n",
-            N);
+            out.pool ? "static int" : "int", N, out.pool ? "_kernels" : "");
     fprintf(c,
             "  const uint8_t *w = (const uint8_t *)weights;\n  uint8_t *a = (uint8_t *)arena;\n");
     fprintf(c, "  (void)inputs, (void)outputs, (void)w, (void)a;\n%s  return %s_OK;\n}\n",
             entry.s ? entry.s : "", N);
+    if (out.pool)
+      fprintf(c,
+              "\nint %s_run(const void *const *inputs, void *const *outputs, const void *weights, void *arena) {\n"
+              "  int mine = o2c_pool_call_begin();\n"
+              "  int rc = %s_run_kernels(inputs, outputs, weights, arena);\n"
+              "  o2c_pool_call_end(mine, rc == %s_OK);\n"
+              "  return rc;\n}\n",
+              N, N, N);
     emit_header(h, p, N, o->embed != NULL);
   }
   cg_typed_source(c, p, N);

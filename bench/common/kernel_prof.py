@@ -54,8 +54,13 @@ CHECKED = re.compile(r'^(\s+)if \((k\d+\(.*\))\) (return [^;]*;)(\s*/\*.*\*/)?\s
 def patch(src, dst, name):
     lines = open(src).read().split('\n')
     out, sites, inside = [], [], False
+    # the kernels' calls: in NAME_run, or with threads in NAME_run_kernels
+    # (NAME_run then times whole calls around it: codegen/pool_calls.c)
+    fn = re.compile(r'^int %s_run\(' % re.escape(name))
+    if any(re.match(r'^static int %s_run_kernels\(' % re.escape(name), ln) for ln in lines):
+        fn = re.compile(r'^static int %s_run_kernels\(' % re.escape(name))
     for ln in lines:
-        if re.match(r'^int %s_run\(' % re.escape(name), ln):
+        if fn.match(ln):
             inside = True
             out.append(ln)
             out.append('  o2c_kp_call++;')

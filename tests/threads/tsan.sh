@@ -12,7 +12,9 @@
 # off its CPU after every threaded loop (-DO2C_POOL_LOST=-1: every span
 # counts as lost time; tsan_run.c checks that its affinity comes back), and
 # once pulling the worker onto the caller's CPU whenever the caller waits for
-# its chunk (-DO2C_POOL_PULL=-1; o2c_pool_unpull moves it back after). Also
+# its chunk (-DO2C_POOL_PULL=-1; o2c_pool_unpull moves it back after), and
+# once probing threaded against lone calls every few calls (the entry's
+# choice, codegen/pool_calls.c, switching often: -DO2C_CALLS_HOLD=1). Also
 # checks that the C names -pthread on its "Build with" line, and that the C
 # builds without __linux__ (no affinity calls: the pool of other systems).
 # usage: tsan.sh ONNX2C MODEL
@@ -31,7 +33,7 @@ TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$tmp/run"
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 -pthread -U__linux__ -c "$tmp/m.c" -o "$tmp/portable.o"
 for flags in -DO2C_POOL_ADAPT=0 "-DO2C_POOL_STALL=0 -DO2C_POOL_HOLD=1e-6 -DO2C_POOL_HOLD_MAX=4e-6 -DO2C_POOL_WARM=1" \
   "-DO2C_POOL_ADAPT=0 -DO2C_CPU()=0" "-DO2C_POOL_LOST=-1 -DO2C_POOL_WINDOW=0" \
-  "-DO2C_POOL_ADAPT=0 -DO2C_POOL_PULL=-1"; do
+  "-DO2C_POOL_ADAPT=0 -DO2C_POOL_PULL=-1" "-DO2C_CALLS_HOLD=1 -DO2C_CALLS_HOLD_MAX=2"; do
   # shellcheck disable=SC2086 # $flags is a list of flags
   ${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=thread -pthread -DTSAN_NAME=m \
     -DTSAN_HDR='"m.h"' $flags -I"$tmp" "$tmp/m.c" "$here/tsan_run.c" -o "$tmp/run2" -lm
