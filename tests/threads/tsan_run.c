@@ -1,5 +1,5 @@
 /* tsan_run.c — runs a model compiled with --threads (built with
- * -fsanitize=thread by tsan.sh): 40 calls from this thread (through the
+ * -fsanitize=thread by tsan.sh): 24 calls from this thread (through the
  * entry's probes of threaded and lone calls: codegen/pool_calls.c), then two
  * threads calling at once (the second call finds the pool busy and runs on
  * its own thread). Inputs and weights are zero bytes (any index is then
@@ -64,7 +64,7 @@ int main(void) {
   weights = zeros(SYM(_WEIGHTS_SIZE));
   call a, b;
   setup(&a), setup(&b);
-  for (int i = 0; i < 40 && !a.rc; i++) run(&a);
+  for (int i = 0; i < 24 && !a.rc; i++) run(&a);
   pthread_t t;
   if (pthread_create(&t, NULL, run, &b)) return fprintf(stderr, "tsan_run: no thread\n"), 1;
   run(&a);
