@@ -29,46 +29,6 @@ static bool next_index(int64_t *at, const int64_t *d, int rank) {
   return false;
 }
 
-/* Whether storage (offset `off`, strides `s`) of y, shape ys, inside a
- * copy of shape ps is exact: y's elements land inside the copy, no two on
- * one element, and every element of the copy's interior (the box of
- * view w's mask) is the stored element of y it reads. */
-static bool storage_exact(const ir_shape *ys, const ir_shape *ps, const ir_view *w, int64_t off, const int64_t *s) {
-  int64_t ny = ir_shape_numel(ys), np = ir_shape_numel(ps), at[IR_MAX_RANK] = {0}, sty[IR_MAX_RANK];
-  int64_t lo[IR_MAX_RANK], ext[IR_MAX_RANK], stp[IR_MAX_RANK];
-  if (ny > INTERIOR_MAX_ELEMS || np > INTERIOR_MAX_ELEMS) return false;
-  unsigned char *hit = calloc((size_t)np / 8 + 1, 1);
-  if (!hit) return false;
-  bool ok = true;
-  do { /* every element of y: inside, and alone */
-    int64_t q = off, t;
-    for (int a = 0; a < ys->rank && ok; a++) ok = !ir_mul_ov(at[a], s[a], &t) && !ir_add_ov(q, t, &q);
-    ok = ok && q >= 0 && q < np && !(hit[q / 8] >> (q % 8) & 1);
-    if (ok) hit[q / 8] |= (unsigned char)(1u << (q % 8));
-  } while (ok && next_index(at, ys->d, ys->rank));
-  free(hit);
-  ir_contiguous_strides(ys, sty);
-  ir_contiguous_strides(ps, stp);
-  for (int k = 0; k < ps->rank; k++) {
-    lo[k] = w->lo[k] > 0 ? w->lo[k] : 0;
-    ext[k] = (w->hi[k] < ps->d[k] ? w->hi[k] : ps->d[k]) - lo[k];
-    at[k] = 0;
-    if (ext[k] < 1) return false;
-  }
-  while (ok) { /* every interior element reads the y stored there */
-    int64_t f = w->offset, p = 0, q = off, t;
-    for (int k = 0; k < ps->rank && ok; k++)
-      ok = !ir_mul_ov(lo[k] + at[k], w->stride[k], &t) && !ir_add_ov(f, t, &f), p += (lo[k] + at[k]) * stp[k];
-    ok = ok && f >= 0 && f < ny;
-    /* q: the stored place of a y element, inside the copy (checked above) */
-    for (int a = 0; a < ys->rank && ok; a++)
-      if (ys->d[a] > 1) q += f / sty[a] * s[a], f %= sty[a];
-    ok = ok && q == p;
-    if (!next_index(at, ext, ps->rank)) break;
-  }
-  return ok;
-}
-
 /* Per axis of y (shape ys), its stride inside a copy of shape ps that
  * reads y through view w (strides into y per copy axis): the stride of
  * the copy axis that moves along it (the one of largest view stride
@@ -92,52 +52,18 @@ static bool storage_strides(const ir_view *w, const ir_shape *ys, const ir_shape
   return inner >= 0 && s[inner] == 1;
 }
 
-/* The storage of `y` inside the buffer of copy `m` = MOVE(v), v a masked
- * view of y: per axis of y, the stride of the copy axis that moves along
- * it (the one of largest view stride dividing the axis's), scaled; the
- * offset that puts the interior's first element where it reads. Taken
- * only when exact (storage_exact) and y's innermost axis keeps stride 1
- * (a register block stores its columns as vectors). */
-static bool interior_store(const ir_graph *g, ir_ref y, ir_ref v, ir_ref m, sched_store *out) {
-  const ir_node *yn = ir_node_get(g, y), *vn = ir_node_get(g, v), *mn = ir_node_get(g, m);
-  const ir_view *w = &vn->view;
-  const ir_shape *ys = &yn->shape, *ps = &mn->shape;
-  if (!ir_shape_is_static(ys) || !ir_shape_is_static(ps) || !ir_shape_eq(&vn->shape, ps) || w->gather ||
-      !w->masked || yn->dtype != mn->dtype || !ir_dtype_is_float(yn->dtype))
-    return false;
-  int64_t sty[IR_MAX_RANK], stp[IR_MAX_RANK], s[IR_MAX_RANK], f0 = w->offset, p0 = 0, t;
-  ir_contiguous_strides(ys, sty);
-  ir_contiguous_strides(ps, stp);
-  if (!storage_strides(w, ys, ps, s)) return false;
-  for (int k = 0; k < ps->rank; k++) {
-    int64_t lo = w->lo[k] > 0 ? w->lo[k] : 0;
-    if (ir_mul_ov(lo, w->stride[k], &t) || ir_add_ov(f0, t, &f0) || ir_mul_ov(lo, stp[k], &t) || ir_add_ov(p0, t, &p0))
-      return false;
-  }
-  if (f0 < 0 || f0 >= ir_shape_numel(ys)) return false;
-  int64_t off = p0;
-  for (int a = 0; a < ys->rank; a++) {
-    if (ys->d[a] == 1) continue;
-    if (ir_mul_ov(f0 / sty[a], s[a], &t) || ir_add_ov(off, -t, &off)) return false;
-    f0 %= sty[a];
-  }
-  if (!storage_exact(ys, ps, w, off, s)) return false;
-  out->on = true, out->offset = off;
-  memcpy(out->stride, s, sizeof out->stride);
-  return true;
-}
-
-/* A copy of a Concat: x = ADD(masked view(y_1), .., masked view(y_n)), the
- * parts tiling x (a convolution's row bands, ir/sink_concat.c; the FPN
- * maps a detector's head joins). x is stored inside the copy (above);
- * when each y_i can be stored there too, at the places of x's elements it
- * gives, the parts' kernels write the copy's interior and x's kernel, a
- * pass that only moved them, is dropped. */
+/* The values a copy m = MOVE(v) stores: the value x its masked view v
+ * reads (a part with no view of its own), or the parts of x when x is a
+ * Concat, x = ADD(masked view(y_1), .., masked view(y_n)), the parts
+ * tiling x (a convolution's row bands, ir/sink_concat.c; the FPN maps a
+ * detector's head joins): each y_i stored at the places of the elements of
+ * x it gives, so the parts' kernels write the copy's interior and x's
+ * kernel, a pass that only moved them, is dropped. */
 #define INTERIOR_MAX_PARTS 8
 
 typedef struct {
   int n;
-  ir_ref view[INTERIOR_MAX_PARTS], y[INTERIOR_MAX_PARTS];
+  ir_ref view[INTERIOR_MAX_PARTS], y[INTERIOR_MAX_PARTS]; /* view IR_NONE: y is x */
   sched_store st[INTERIOR_MAX_PARTS];
 } interior_parts;
 
@@ -157,7 +83,7 @@ static bool collect_parts(const sched_program *p, ir_ref x, const ir_shape *es, 
   const ir_node *yn = ir_node_get(p->g, y);
   if (!mat[y] || uses[y] != 1 || p->border_only[y] || p->store[y].on || yn->op == IR_ALLOCATE ||
       yn->op == IR_LOAD || yn->op == IR_VIEW || yn->op == IR_INDEX_COMPONENTS || !ir_shape_is_static(&yn->shape) ||
-      yn->dtype != n->dtype || !ir_dtype_is_float(yn->dtype) || ir_shape_numel(&yn->shape) > INTERIOR_MAX_ELEMS)
+      yn->dtype != n->dtype)
     return false;
   c->view[c->n] = x, c->y[c->n++] = y;
   return true;
@@ -176,11 +102,17 @@ static bool place_of(int64_t f, const ir_shape *s, const int64_t *st, const int6
   return true;
 }
 
-/* Stores the parts of copy m = MOVE(v), v a masked view of the Concat x,
- * inside m when exact: every interior element of the copy is in exactly
- * one part's box and is the stored element of that part it reads, and the
- * parts' elements all land inside the copy, no two on one element. */
-static bool interior_concat(const ir_graph *g, ir_ref m, ir_ref v, interior_parts *c) {
+/* Stores the parts of x inside copy m = MOVE(v), v a masked view of x.
+ * Per axis of a part y, the stride of the copy axis that moves along it
+ * (storage_strides, through v composed with y's view); the offset that puts
+ * the first interior element y gives where it reads. Taken only when exact,
+ * checked element by element: every interior element of the copy is in
+ * exactly one part's box and is the stored element of that part it reads,
+ * and the parts' elements all land inside the copy, no two on one element
+ * (elements a part holds outside the interior, a wide result's wrapped
+ * column or its rows rounded up to whole blocks, land on the border, which
+ * the copy's kernel then writes). */
+static bool interior_exact(const ir_graph *g, ir_ref m, ir_ref v, interior_parts *c) {
   const ir_node *mn = ir_node_get(g, m), *vn = ir_node_get(g, v), *xn = ir_node_get(g, vn->src[0]);
   const ir_view *u = &vn->view;
   const ir_shape *ps = &mn->shape, *es = &xn->shape;
@@ -194,8 +126,9 @@ static bool interior_concat(const ir_graph *g, ir_ref m, ir_ref v, interior_part
   ir_contiguous_strides(es, ste);
   for (int i = 0; i < c->n; i++) {
     const ir_node *yn = ir_node_get(g, c->y[i]);
-    ir_view w;
-    if (yn->dtype != mn->dtype || !ir_view_compose(u, es, &ir_node_get(g, c->view[i])->view, &w) ||
+    ir_view w = *u;
+    if (yn->dtype != mn->dtype || !ir_dtype_is_float(yn->dtype) || ir_shape_numel(&yn->shape) > INTERIOR_MAX_ELEMS ||
+        (c->view[i] != IR_NONE && !ir_view_compose(u, es, &ir_node_get(g, c->view[i])->view, &w)) ||
         !storage_strides(&w, &yn->shape, ps, c->st[i].stride))
       return false;
     ir_contiguous_strides(&yn->shape, sty[i]);
@@ -210,24 +143,26 @@ static bool interior_concat(const ir_graph *g, ir_ref m, ir_ref v, interior_part
     for (int k = 0; k < ps->rank && ok; k++)
       ok = !ir_mul_ov(lo[k] + at[k], u->stride[k], &t) && !ir_add_ov(f, t, &f), pos += (lo[k] + at[k]) * stp[k];
     ok = ok && f >= 0 && f < ir_shape_numel(es);
+    int64_t gy = f, q;
     for (int a = 0; a < es->rank; a++) { /* f as an index of x */
       e[a] = es->d[a] == 1 ? 0 : f / ste[a];
       if (es->d[a] > 1) f %= ste[a];
     }
-    int owner = -1;
-    for (int i = 0; i < c->n && ok; i++) {
+    int owner = c->view[0] == IR_NONE ? 0 : -1;
+    for (int i = 0; i < c->n && ok && c->view[i] != IR_NONE; i++) {
       const ir_view *pv = &ir_node_get(g, c->view[i])->view;
       bool in = true;
       for (int a = 0; a < es->rank; a++) in &= e[a] >= pv->lo[a] && e[a] < pv->hi[a];
       if (in) ok = owner < 0, owner = i;
     }
     ok = ok && owner >= 0;
-    int64_t gy = 0, q;
     if (ok) {
-      const ir_view *pv = &ir_node_get(g, c->view[owner])->view;
       const ir_shape *ys = &ir_node_get(g, c->y[owner])->shape;
-      gy = pv->offset;
-      for (int a = 0; a < es->rank && ok; a++) ok = !ir_mul_ov(e[a], pv->stride[a], &t) && !ir_add_ov(gy, t, &gy);
+      if (c->view[owner] != IR_NONE) { /* the element of y_i that x's element e is */
+        const ir_view *pv = &ir_node_get(g, c->view[owner])->view;
+        gy = pv->offset;
+        for (int a = 0; a < es->rank && ok; a++) ok = !ir_mul_ov(e[a], pv->stride[a], &t) && !ir_add_ov(gy, t, &gy);
+      }
       ok = ok && gy >= 0 && gy < ir_shape_numel(ys) && place_of(gy, ys, sty[owner], c->st[owner].stride, 0, &q);
       if (ok && !found[owner]) found[owner] = true, c->st[owner].offset = pos - q;
       ok = ok && c->st[owner].offset + q == pos;
@@ -285,10 +220,10 @@ void sched_find_interiors(sched_program *p, const char *mat, const char *live) {
     if (vn->op != IR_VIEW || uses[v] != 1 || !mat[y] || uses[y] != 1 || p->border_only[y] ||
         yn->op == IR_ALLOCATE || yn->op == IR_LOAD || yn->op == IR_VIEW || yn->op == IR_INDEX_COMPONENTS)
       continue;
-    if (!interior_store(g, y, v, m, &p->store[y])) continue;
-    p->store[y].in = m, p->border_only[m] = true;
-    interior_parts parts = {0};
-    if (collect_parts(p, y, &yn->shape, mat, uses, &parts, 0) && parts.n >= 2 && interior_concat(g, m, v, &parts)) {
+    interior_parts lone = {.n = 1, .view = {IR_NONE}, .y = {y}}, parts = {0};
+    if (!interior_exact(g, m, v, &lone)) continue;
+    p->store[y] = lone.st[0], p->border_only[m] = true;
+    if (collect_parts(p, y, &yn->shape, mat, uses, &parts, 0) && parts.n >= 2 && interior_exact(g, m, v, &parts)) {
       for (int i = 0; i < parts.n; i++) p->store[parts.y[i]] = parts.st[i];
       drop_kernel(p, y); /* the parts wrote y's elements where y is stored */
     }
