@@ -340,9 +340,16 @@ static int lower_hardswish(imp_node *n) {
   return imp_set_out(n, 0, mul(n->g, x, hard_sigmoid(n->g, x, 1.0 / 6, 0.5)));
 }
 
+/* Before opset 7 PRelu had no broadcasting rule: a slope of C values
+ * applies along axis 1, the channels (PyTorch's nn.PReLU(C) exports so at
+ * opset 6; pytorch-converted/test_PReLU_*_multiparam). From opset 7 the
+ * slope broadcasts to X as numpy does. */
 static int lower_prelu(imp_node *n) {
   ir_ref x = imp_req(n, 0), slope = imp_req(n, 1);
   if (!no_f16(n, x) || !no_f16(n, slope)) return -1;
+  ir_shape xs = imp_nshape(n, x), ss = imp_nshape(n, slope);
+  if (n->opset < 7 && ss.rank == 1 && ss.d[0] > 1 && xs.rank >= 2 && xs.d[1] == ss.d[0])
+    slope = imp_along(n->g, slope, xs.rank, 1);
   return imp_set_out(n, 0, neg_branch(n->g, x, mul(n->g, x, slope)));
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints a line from CTest's JUnit file: node tests: N passed (M of them
+# Prints lines from CTest's JUnit file: node tests: N passed (M of them
 # specialised), F failed, K skipped. A test is "specialised" when `run` said
 # on stderr that it fixed input values or dimensions at compile time
 # ("onnx2c-caten: specialised ..."): those pass for the given inputs only.
@@ -31,3 +31,13 @@ awk '
     else p++
   }
   END { printf "real models: %d passed, %d failed, %d skipped (no network or npm, or big models without ONNX2C_REALMODELS_BIG=1)\n", p, f, s }' "$junit"
+# The package's whole-model suites (pytorch-converted, pytorch-operator,
+# simple): skips are the tests their unsupported lists name, with a reason.
+awk '
+  /<testcase / {
+    if ($0 !~ /name="(pytorch_converted|pytorch_operator|simple)_/) next
+    if ($0 ~ /status="fail"/) f++
+    else if ($0 ~ /status="notrun"/ || $0 ~ /status="disabled"/) s++
+    else p++
+  }
+  END { printf "pytorch-converted, pytorch-operator and simple models: %d passed, %d failed, %d skipped (listed in tests/node/unsupported_*.txt)\n", p, f, s }' "$junit"

@@ -1,8 +1,10 @@
-/* gen_node_tests.c — writes the CTest registration of the ONNX backend node
- * tests: one test per directory, labelled "node" and by its op types; the
- * tests listed in unsupported.txt run through unsupported.sh, which reports
- * them skipped with the compiler's own reason, and fails them when that
- * reason changed or the test passes now. */
+/* gen_node_tests.c — writes the CTest registration of a suite of the ONNX
+ * backend tests (libonnx-testdata: node, pytorch-converted,
+ * pytorch-operator, simple): one test per directory, named PREFIX + its
+ * name, labelled by the prefix (without its last '_') and by its op types;
+ * the tests listed in LIST run through unsupported.sh, which reports them
+ * skipped with the compiler's own reason, and fails them when that reason
+ * changed or the test passes now. */
 #include "importer.h"
 
 #include <dirent.h>
@@ -48,20 +50,24 @@ static void print_run(FILE *o, const char *exe, const char *dir, const char *mod
 }
 
 int main(int argc, char **argv) {
-  if (argc != 9 && argc != 10) {
-    fprintf(stderr, "usage: gen_node_tests NODE_DIR LIST_DIR ONNX2C OUT.cmake CFLAGS PLAIN_CFLAGS PLAIN_EVERY "
-                    "LABEL [EXTRA_FLAGS]\n");
+  if (argc != 11 && argc != 12) {
+    fprintf(stderr, "usage: gen_node_tests TEST_DIR SCRIPT_DIR LIST PREFIX ONNX2C OUT.cmake CFLAGS PLAIN_CFLAGS "
+                    "PLAIN_EVERY LABEL [EXTRA_FLAGS]\n");
     return 1;
   }
   /* every PLAIN_EVERY-th test (0: none) builds with PLAIN_CFLAGS, the others
    * with CFLAGS; LABEL names the flags the test really gets */
-  const char *root = argv[1], *exe = argv[3], *cflags = argv[5], *plain = argv[6], *label = argv[8];
-  int every = atoi(argv[7]);
-  const char *extra = argc == 10 ? argv[9] : "";
+  const char *root = argv[1], *scripts = argv[2], *upath = argv[3], *prefix = argv[4], *exe = argv[5],
+             *cflags = argv[7], *plain = argv[8], *label = argv[10];
+  int every = atoi(argv[9]);
+  const char *extra = argc == 12 ? argv[11] : "";
+  /* the suite's label: the prefix without its last '_' */
+  char suite[64];
+  size_t np = strlen(prefix);
+  if (np && prefix[np - 1] == '_') np--;
+  snprintf(suite, sizeof suite, "%.*s", (int)np, prefix);
   char *names[MAXT];
   int nskip = 0;
-  char upath[2048];
-  snprintf(upath, sizeof upath, "%s/unsupported.txt", argv[2]);
   FILE *u = fopen(upath, "r");
   char line[1024];
   while (u && fgets(line, sizeof line, u) && nskip < MAXT) {
@@ -75,7 +81,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gen_node_tests: %s: no ONNX node tests there (install libonnx-testdata)\n", root);
     return 1;
   }
-  FILE *o = fopen(argv[4], "w");
+  FILE *o = fopen(argv[6], "w");
   if (!o) return closedir(d), 1;
   char *tests[MAXT];
   int nt = 0;
@@ -92,15 +98,15 @@ int main(int argc, char **argv) {
     bool is_plain = every > 0 && t % every == 0;
     /* a listed test still runs: unsupported.sh fails it if it passes now or
      * fails for another reason than the listed one, else reports it skipped */
-    fprintf(o, "add_test(node_%s ", tests[t] + 5);
+    fprintf(o, "add_test(%s%s ", prefix, tests[t] + 5);
     if (listed(names, nskip, tests[t]))
-      fprintf(o, "sh %s/unsupported.sh check %s %s ", argv[2], upath, tests[t]);
+      fprintf(o, "sh %s/unsupported.sh check %s %s ", scripts, upath, tests[t]);
     print_run(o, exe, dir, model, is_plain ? plain : cflags, extra);
     fprintf(o, ")\n");
     for (char *s = ops; *s; s++)
       if (*s == ' ') *s = ';';
-    fprintf(o, "set_tests_properties(node_%s PROPERTIES LABELS \"node;%s;%s\" SKIP_RETURN_CODE 77 TIMEOUT 120)\n",
-            tests[t] + 5, ops, is_plain ? "plain" : label);
+    fprintf(o, "set_tests_properties(%s%s PROPERTIES LABELS \"%s;%s;%s\" SKIP_RETURN_CODE 77 TIMEOUT 120)\n",
+            prefix, tests[t] + 5, suite, ops, is_plain ? "plain" : label);
     free(tests[t]);
   }
   fclose(o);
