@@ -1,15 +1,20 @@
 #!/bin/sh
-# Seeds for fuzz_compile: the ONNX node-test models (up to 1 MiB), the
+# Seeds for fuzz_compile: the ONNX node-test models and those of the
+# package's pytorch-converted, pytorch-operator and simple suites (opset 6
+# exports among them: the legacy attribute forms), up to 1 MiB each, the
 # hostile-input models (deep nesting, huge attributes, overflowing sizes;
 # tests/hostile/gen_hostile.py) and models with large attributes, made
 # once per seed version (the marker file).
 out=$1
 node=${NODE_DIR:-/usr/share/libonnx-testdata/data/node}
 here=$(cd "$(dirname "$0")" && pwd)
-[ -f "$out/.seeds-v2" ] && exit 0
-for m in "$node"/*/model.onnx; do
-  [ "$(stat -c %s "$m")" -le 1048576 ] || continue
-  cp "$m" "$out/$(basename "$(dirname "$m")").onnx"
+[ -f "$out/.seeds-v3" ] && exit 0
+data=$(dirname "$node")
+for m in "$node"/*/model.onnx "$data"/pytorch-converted/*/model.onnx "$data"/pytorch-operator/*/model.onnx \
+         "$data"/simple/*/model.onnx; do
+  [ -f "$m" ] && [ "$(stat -c %s "$m")" -le 1048576 ] || continue
+  suite=$(basename "$(dirname "$(dirname "$m")")")
+  cp "$m" "$out/${suite}_$(basename "$(dirname "$m")").onnx"
 done
 tmp=$(mktemp -d)
 /usr/bin/python3 "$here/../tests/hostile/gen_hostile.py" "$tmp" >/dev/null &&
@@ -38,4 +43,4 @@ save("large_tensor.onnx", [h.make_node("Constant", [], ["w"], value=h.make_tenso
 save("pool_kernel.onnx", [h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[8, 8], strides=[1, 1])])
 PY
 rm -rf "$tmp"
-touch "$out/.seeds-v2"
+touch "$out/.seeds-v3"

@@ -369,12 +369,13 @@ void ir_shape_str(const ir_shape *s, char *buf, size_t n) {
   if (k < n) snprintf(buf + k, n - k, "]");
 }
 
+/* ir_dim_mul: a size past INT64_MAX gives IR_DIM_INVALID, never overflows
+ * (the shapes of nodes are checked; this may see one before it is) */
 void ir_contiguous_strides(const ir_shape *s, int64_t *strides) {
   int64_t st = 1;
-  bool fixed = ir_shape_is_static(s);
   for (int i = s->rank - 1; i >= 0; i--) {
     strides[i] = s->d[i] == 1 ? 0 : st;
-    st = fixed ? st * s->d[i] : ir_dim_mul(st, s->d[i]);
+    st = ir_dim_mul(st, s->d[i]);
   }
 }
 

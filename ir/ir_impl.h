@@ -86,6 +86,10 @@ ir_ref ir_sink_operand_over(ir_graph *g, ir_ref b, const int *axis, const ir_sha
  * (a stride-2 subsample of a padded copy's interior: pad_share.c). */
 bool ir_view_compose_steps(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out);
 ir_ref ir_add_node(ir_graph *g, const ir_node *n);
+/* A node's shape is one the graph can hold: rank in range, no negative or
+ * invalid dimension, static sizes under INT64_MAX / 16 elements (a byte
+ * count of any element type fits); else fails the graph (prim.c). */
+bool ir_shape_ok(ir_graph *g, const ir_shape *s);
 bool ir_refs_ok(ir_graph *g, int n, const ir_ref *refs);
 ir_view ir_view_contiguous(const ir_shape *s);
 /* The dimension table is shared by all graphs (dim.c): each graph holds a

@@ -12,7 +12,7 @@ static ir_node node_init(ir_op op, ir_dtype t, ir_shape s) {
   return n;
 }
 
-static bool shape_ok(ir_graph *g, const ir_shape *s) {
+bool ir_shape_ok(ir_graph *g, const ir_shape *s) {
   if (s->rank < 0 || s->rank > IR_MAX_RANK)
     return ir_fail(g, "rank %d is outside 0..%d", s->rank, IR_MAX_RANK), false;
   int64_t n = 1;
@@ -32,7 +32,7 @@ static bool shape_ok(ir_graph *g, const ir_shape *s) {
 ir_ref ir_input(ir_graph *g, const char *name, ir_dtype t, ir_shape s) {
   if (g->failed) return IR_NONE;
   ir_note_syms(g, &s); /* inputs introduce the symbols */
-  if (!shape_ok(g, &s)) return IR_NONE;
+  if (!ir_shape_ok(g, &s)) return IR_NONE;
   ir_node n = node_init(IR_ALLOCATE, t, s);
   n.origin = IR_ORIGIN_INPUT;
   n.io_index = g->ninputs;
@@ -46,7 +46,7 @@ ir_ref ir_input(ir_graph *g, const char *name, ir_dtype t, ir_shape s) {
 
 /* Constant data has a static size. */
 static bool static_ok(ir_graph *g, const ir_shape *s) {
-  if (!shape_ok(g, s)) return false;
+  if (!ir_shape_ok(g, s)) return false;
   if (!ir_shape_is_static(s)) return ir_fail(g, "internal: a constant of symbolic shape"), false;
   return true;
 }
@@ -85,7 +85,7 @@ ir_ref ir_const_mapped(ir_graph *g, const char *name, ir_dtype t, ir_shape s, co
 }
 
 ir_ref ir_load(ir_graph *g, ir_dtype t, ir_shape s, double value) {
-  if (g->failed || !shape_ok(g, &s)) return IR_NONE;
+  if (g->failed || !ir_shape_ok(g, &s)) return IR_NONE;
   ir_node n = node_init(IR_LOAD, t, s);
   n.fval = value;
   n.ival = ir_dtype_is_float(t) ? 0 : (int64_t)value;
@@ -96,7 +96,7 @@ ir_ref ir_load(ir_graph *g, ir_dtype t, ir_shape s, double value) {
 }
 
 ir_ref ir_load_int(ir_graph *g, ir_dtype t, ir_shape s, int64_t value) {
-  if (g->failed || !shape_ok(g, &s)) return IR_NONE;
+  if (g->failed || !ir_shape_ok(g, &s)) return IR_NONE;
   bool sym = g->nsyms && ir_dim_is_sym(value);
   if (sym && (t != IR_I64 || !ir_dim_valid(value)))
     return ir_fail(g, "a value in the range reserved for symbolic dimensions (%s)", ir_dtype_name(t)), IR_NONE;
@@ -113,7 +113,7 @@ ir_ref ir_scalar(ir_graph *g, ir_dtype t, double value) {
 }
 
 ir_ref ir_index(ir_graph *g, ir_shape s, const int64_t *coef, int64_t base) {
-  if (g->failed || !shape_ok(g, &s)) return IR_NONE;
+  if (g->failed || !ir_shape_ok(g, &s)) return IR_NONE;
   ir_node n = node_init(IR_INDEX_COMPONENTS, IR_I64, s);
   for (int i = 0; i < s.rank; i++) n.coef[i] = s.d[i] == 1 ? 0 : coef[i];
   n.base = base;
@@ -189,7 +189,7 @@ static bool broadcast_all(ir_graph *g, int n, ir_ref *refs, ir_shape *out) {
   }
   /* operands that fit may broadcast to a size that does not (the views
    * below compute its strides) */
-  if (!shape_ok(g, &s)) return false;
+  if (!ir_shape_ok(g, &s)) return false;
   for (int i = 0; i < n; i++)
     if (!ir_shape_eq(&g->nodes[refs[i]].shape, &s)) refs[i] = ir_view_expand(g, refs[i], s);
   *out = s;

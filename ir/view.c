@@ -147,6 +147,10 @@ static bool index_scale(const ir_node *n, int64_t *scale) {
 }
 
 static ir_ref finish(ir_graph *g, ir_ref base, const ir_view *v) {
+  /* a view is a node too: its size is checked as a primitive's (a model's
+   * ConvTranspose strides near 2^62 once made a dilated view of 2^65
+   * elements, and its strides overflowed) */
+  if (!ir_shape_ok(g, &v->shape)) return IR_NONE;
   const ir_node *b = &g->nodes[base];
   if (!v->masked && b->op == IR_LOAD) {
     ir_node n = *b;

@@ -156,6 +156,10 @@ void sched_gemm_block_size(sched_gemm *gm, const sched_target *t, int64_t M, int
    * 4 x 80 (3x3, 64 -> 128 and 128 -> 256 at stride (2, 1), 80-wide rows,
    * 1 thread, CPU time, loaded machine); 6 x 80 spilled (19 % slower) */
   if (row) gm->mr = (int)sched_min64(gm->m < 0 ? 1 : M, ((int64_t)t->vector_regs - 1 - nv) / nv);
+  /* an empty product (M = 0 rows: a fuzzed TfIdfVectorizer over an input
+   * of 0 rows divided by mr) still gets a block of one row; its loops run
+   * no iteration */
+  if (gm->mr < 1) gm->mr = 1;
   /* a weight larger than the caches comes from DRAM panel by panel; the
    * first row block of a panel waits for it unless it was fetched during
    * the previous panel. Base S = 128, 1 thread, Sapphire Rapids core:
