@@ -21,23 +21,21 @@ awk '
   node && /onnx2c-caten: specialised/ && st == "p" && !spec { spec = 1; sp++ }
   /<\/testcase>/ { node = 0 }
   END { printf "node tests: %d passed (%d of them specialised to their inputs), %d failed, %d skipped\n", p, sp, f, s }' "$junit"
+# counts NAME_REGEX: "P passed, F failed, S skipped" over the tests whose
+# name matches (skipped: CTest's notrun or disabled)
+counts() {
+  awk -v re="name=\"($1)" '
+    /<testcase / {
+      if ($0 !~ re) next
+      if ($0 ~ /status="fail"/) f++
+      else if ($0 ~ /status="notrun"/ || $0 ~ /status="disabled"/) s++
+      else p++
+    }
+    END { printf "%d passed, %d failed, %d skipped", p, f, s }' "$junit"
+}
 # The real models (tests/realmodels): skips are network or package
 # unavailable, or big models not enabled (ONNX2C_REALMODELS_BIG=1).
-awk '
-  /<testcase / {
-    if ($0 !~ /name="realmodel_/) next
-    if ($0 ~ /status="fail"/) f++
-    else if ($0 ~ /status="notrun"/ || $0 ~ /status="disabled"/) s++
-    else p++
-  }
-  END { printf "real models: %d passed, %d failed, %d skipped (no network or npm, or big models without ONNX2C_REALMODELS_BIG=1)\n", p, f, s }' "$junit"
+echo "real models: $(counts 'realmodel_') (no network or npm, or big models without ONNX2C_REALMODELS_BIG=1)"
 # The package's whole-model suites (pytorch-converted, pytorch-operator,
 # simple): skips are the tests their unsupported lists name, with a reason.
-awk '
-  /<testcase / {
-    if ($0 !~ /name="(pytorch_converted|pytorch_operator|simple)_/) next
-    if ($0 ~ /status="fail"/) f++
-    else if ($0 ~ /status="notrun"/ || $0 ~ /status="disabled"/) s++
-    else p++
-  }
-  END { printf "pytorch-converted, pytorch-operator and simple models: %d passed, %d failed, %d skipped (listed in tests/node/unsupported_*.txt)\n", p, f, s }' "$junit"
+echo "pytorch-converted, pytorch-operator and simple models: $(counts 'pytorch_converted_|pytorch_operator_|simple_') (listed in tests/node/unsupported_*.txt)"
