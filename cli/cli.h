@@ -38,5 +38,9 @@ const char *cli_shown(const char *s, char *buf, size_t n);
  * killed by a signal; SIGINT, SIGTERM and SIGHUP stop the child and are
  * raised again here after the clean-up. */
 int cli_in_scratch(int (*cmd)(void *), void *arg, char *err, size_t errlen);
+/* Set in the process that forked the worker and only waits for it: the
+ * worker inherits its whole heap, and LeakSanitizer's check at its exit
+ * covers both (sanitize_start.c). */
+extern int cli_scratch_waiting;
 
 #endif

@@ -49,6 +49,8 @@ static void remove_tree(const char *path, int depth) {
 static const int signals[] = {SIGINT, SIGTERM, SIGHUP};
 #define NSIGNALS (int)(sizeof signals / sizeof signals[0])
 
+int cli_scratch_waiting;
+
 int cli_in_scratch(int (*cmd)(void *), void *arg, char *err, size_t n) {
   const char *tmp = getenv("TMPDIR");
   char dir[4096];
@@ -76,7 +78,7 @@ int cli_in_scratch(int (*cmd)(void *), void *arg, char *err, size_t n) {
     if (setenv("TMPDIR", dir, 1)) _exit(1);
     exit(cmd(arg));
   }
-  if (pid > 0) setpgid(pid, pid); /* also here: no race with the child's own call */
+  if (pid > 0) setpgid(pid, pid), cli_scratch_waiting = 1; /* also here: no race with the child's own call */
   worker = pid;
   sigprocmask(SIG_SETMASK, &old, NULL);
   int st = 0, rc;
