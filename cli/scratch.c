@@ -78,7 +78,10 @@ int cli_in_scratch(int (*cmd)(void *), void *arg, char *err, size_t n) {
     if (setenv("TMPDIR", dir, 1)) _exit(1);
     exit(cmd(arg));
   }
-  if (pid > 0) setpgid(pid, pid), cli_scratch_waiting = 1; /* also here: no race with the child's own call */
+  if (pid > 0) {
+    setpgid(pid, pid); /* also here: no race with the child's own call */
+    cli_scratch_waiting = 1;
+  }
   worker = pid;
   sigprocmask(SIG_SETMASK, &old, NULL);
   int st = 0, rc;

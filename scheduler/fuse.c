@@ -339,22 +339,24 @@ static int nonone(const ir_shape *s, int64_t *d) {
   return n;
 }
 
+/* Appends stage r; too many: the earliest (deepest) stage gets its own
+ * kernel (false). */
+static bool add_stage(fuse_ctx *f, sched_kernel *k, ir_ref r) {
+  if (k->nstages == SCHED_MAX_STAGES) return materialise(f, k->stages[0]), false;
+  k->stages[k->nstages++] = r;
+  return true;
+}
+
 /* Fills the kernel's stages, space and final form; false (with something
  * materialised) when the group is not valid yet. */
 static bool shape_kernel(fuse_ctx *f, sched_kernel *k) {
   ir_graph *g = f->p->g;
   const ir_node *root = ir_node_get(g, k->root);
   k->nstages = 0;
-  for (int r = f->stage_first[k->root];; r = f->stage_next[r]) {
-    if (r < 0) { /* the owned reductions, then the root's own */
-      if (!root->reduce) break;
-      r = k->root;
-    }
-    /* too many: the earliest (deepest) stage gets its own kernel */
-    if (k->nstages == SCHED_MAX_STAGES) return materialise(f, k->stages[0]), false;
-    k->stages[k->nstages++] = r;
-    if (r == k->root) break;
-  }
+  /* the owned reductions in order, then the root's own */
+  for (int r = f->stage_first[k->root]; r >= 0; r = f->stage_next[r])
+    if (!add_stage(f, k, r)) return false;
+  if (root->reduce && !add_stage(f, k, k->root)) return false;
   k->space = root->shape;
   k->naxes = k->nouter = k->nred = 0;
   k->final_full = true;
