@@ -204,6 +204,14 @@ int imp_const_floats(imp_node *n, int i, double *out, int max);
 /* Records an error naming symbol `sym` of dimension `d` (what: "input 0
  * has shape [batch,seq]"); -1. */
 int imp_fail_sym(imp_node *n, int64_t d, const char *what);
+/* The first symbolic dimension held as a value by constant `r` (a Shape's
+ * output, folded), or 0 when it holds none. */
+int64_t imp_sym_value(imp_node *n, ir_ref r);
+/* In a model with symbols, refuses (imp_fail_sym) input `i` when its shape
+ * or values depend on one: for the inputs an op reads at compile time or
+ * indexes by (scales, zero points, axes, weights) while its data input may
+ * stay symbolic; 0 or -1. */
+int imp_need_static(imp_node *n, int i);
 /* Cast of a value holding symbolic dimensions (narrow.c) to int32 (kept as
  * int64, marked; the entry checks each fits) or back to int64: 1 when it
  * set the output, 0 when it is not such a cast, -1 on error. */

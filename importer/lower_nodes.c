@@ -45,23 +45,8 @@ static ir_ref fold(imp_ctx *c, ir_ref r) {
  * whose lowering does not handle symbolic dimensions: one check for every
  * op not marked IMP_SYM. */
 static int check_symbolic(imp_node *n) {
-  for (int i = 0; i < imp_nin(n); i++) {
-    if (!imp_has_in(n, i)) continue;
-    imp_value *v = imp_ctx_lookup(n->ctx, n->proto->input[i]);
-    if (!v || imp_is_seq(v->ref)) continue; /* a sequence: its ops take symbolic tensors */
-    const ir_node *x = ir_node_get(n->g, v->ref);
-    char what[320], sh[200];
-    int64_t d = imp_sym_in_data(x);
-    ir_shape_str(&x->shape, sh, sizeof sh);
-    if (!ir_shape_is_static(&x->shape)) {
-      snprintf(what, sizeof what, "input %d ('%s') has shape %s", i, n->proto->input[i], sh);
-      return imp_fail_sym(n, ir_shape_numel(&x->shape), what);
-    }
-    if (d) {
-      snprintf(what, sizeof what, "input %d ('%s') holds values that depend on a symbolic dimension", i, n->proto->input[i]);
-      return imp_fail_sym(n, d, what);
-    }
-  }
+  for (int i = 0; i < imp_nin(n); i++)
+    if (imp_need_static(n, i)) return -1;
   return 0;
 }
 

@@ -33,6 +33,29 @@ int imp_fail_sym(imp_node *n, int64_t d, const char *what) {
                   n->proto->op_type ? n->proto->op_type : "?", s, s);
 }
 
+int64_t imp_sym_value(imp_node *n, ir_ref r) {
+  return r >= 0 && r < ir_graph_count(n->g) ? imp_sym_in_data(ir_node_get(n->g, r)) : 0;
+}
+
+int imp_need_static(imp_node *n, int i) {
+  if (!n->ctx->has_syms || !imp_has_in(n, i)) return 0;
+  imp_value *v = imp_ctx_lookup(n->ctx, n->proto->input[i]);
+  if (!v || imp_is_seq(v->ref)) return 0; /* a sequence: its ops take symbolic tensors */
+  const ir_node *x = ir_node_get(n->g, v->ref);
+  char what[320], sh[200];
+  int64_t d = imp_sym_in_data(x);
+  ir_shape_str(&x->shape, sh, sizeof sh);
+  if (!ir_shape_is_static(&x->shape)) {
+    snprintf(what, sizeof what, "input %d ('%s') has shape %s", i, n->proto->input[i], sh);
+    return imp_fail_sym(n, ir_shape_numel(&x->shape), what);
+  }
+  if (d) {
+    snprintf(what, sizeof what, "input %d ('%s') holds values that depend on a symbolic dimension", i, n->proto->input[i]);
+    return imp_fail_sym(n, d, what);
+  }
+  return 0;
+}
+
 void imp_need_value(imp_node *n, ir_ref r) {
   if (!ir_is_const(n->g, r) && !n->ctx->node_failed) imp_ctx_need_inputs(n->ctx, r);
 }

@@ -153,7 +153,7 @@ static int kernel_of(imp_node *n, ir_ref w, int64_t *k, int *nsp) {
 static int lower_convinteger(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0), w = imp_req(n, 1), xz = imp_in(n, 2), wz = imp_in(n, 3);
-  if (ir_failed(g)) return -1;
+  if (ir_failed(g) || imp_need_static(n, 1) || imp_need_static(n, 2) || imp_need_static(n, 3)) return -1;
   return imp_set_out(n, 0, imp_conv(n, imp_shift_i32(g, x, xz, 1), imp_shift_i32(g, w, wz, 0), NULL));
 }
 
@@ -162,6 +162,8 @@ static int lower_qlinearconv(imp_node *n) {
   ir_ref x = imp_req(n, 0), xs = imp_req(n, 1), xz = imp_req(n, 2), w = imp_req(n, 3), ws = imp_req(n, 4);
   ir_ref wz = imp_req(n, 5), ys = imp_req(n, 6), yz = imp_req(n, 7), b = imp_in(n, 8);
   if (ir_failed(g)) return -1;
+  for (int i = 1; i < 9; i++) /* the weights, scales, zero points and bias */
+    if (imp_need_static(n, i)) return -1;
   ir_ref acc = imp_conv(n, imp_shift_i32(g, x, xz, 1), imp_shift_i32(g, w, wz, 0), NULL);
   if (acc == IR_NONE) return -1;
   int rank = imp_gshape(g, x).rank;
@@ -378,8 +380,8 @@ static int lower_maxunpool(imp_node *n) {
 
 
 const imp_op_entry imp_ops_convint[] = {
-    {"ConvInteger", lower_convinteger, 0},
-    {"QLinearConv", lower_qlinearconv, 0},
+    {"ConvInteger", lower_convinteger, IMP_SYM},
+    {"QLinearConv", lower_qlinearconv, IMP_SYM},
     {"ConvTranspose", lower_convtranspose, IMP_SYM},
     {"MaxUnpool", lower_maxunpool, 0},
     {NULL, NULL, 0},

@@ -160,6 +160,6 @@ static int lower_einsum(imp_node *n) {
 
 
 const imp_op_entry imp_ops_einsum[] = {
-    {"Einsum", lower_einsum, 0},
+    {"Einsum", lower_einsum, IMP_SYM},
     {NULL, NULL, 0},
 };

@@ -7,6 +7,8 @@
  * the pattern into an indexed read. */
 #include "importer_impl.h"
 
+#include <stdio.h>
+
 static ir_shape shape_of(imp_node *n, ir_ref r) {
   return *imp_shape(n, r);
 }
@@ -66,6 +68,16 @@ static int lower_gather(imp_node *n) {
   return imp_set_out(n, 0, strict(n, select_sum(n, hit, ir_view_reshape(g, data, dv), vax)));
 }
 
+/* The indices' extent `in` on axis i no larger than the data's `of`: a
+ * symbolic pair is assumed so (the generated entry checks it); 0 or -1. */
+static int fits_within(imp_node *n, int64_t in, int64_t of, int i) {
+  if (!ir_dim_is_sym(in) && !ir_dim_is_sym(of))
+    return in > of ? imp_fail(n, "indices larger than data on axis %d", i) : 0;
+  char why[96];
+  snprintf(why, sizeof why, "the indices no larger than the data on axis %d", i);
+  return ir_assume_nonneg(n->g, ir_dim_sub(of, in), why);
+}
+
 /* Iteration space I ++ [V]: data cut to the extent of the indices on the
  * other axes, with its axis a moved last and a unit axis in its place. */
 static int lower_gather_elements(imp_node *n) {
@@ -82,7 +94,7 @@ static int lower_gather_elements(imp_node *n) {
   int64_t st[IR_MAX_RANK], sp[IR_MAX_RANK], ln[IR_MAX_RANK];
   int perm[IR_MAX_RANK];
   for (int i = 0; i < r; i++) {
-    if (i != a && is.d[i] > ds.d[i]) return imp_fail(n, "indices larger than data on axis %d", i);
+    if (i != a && fits_within(n, is.d[i], ds.d[i], i)) return -1;
     st[i] = 0, sp[i] = 1, ln[i] = i == a ? ds.d[i] : is.d[i];
     perm[i] = i < a ? i : i + 1 < r ? i + 1 : a;
   }
@@ -107,10 +119,15 @@ static int lower_gather_nd(imp_node *n) {
   int r = ds.rank, q = is.rank;
   int64_t b = imp_attr_i(n, "batch_dims", 0);
   if (q < 1 || b < 0 || b >= q || b >= r) return imp_fail(n, "invalid ranks or batch_dims");
+  if (ir_dim_is_sym(is.d[q - 1])) return imp_fail_sym(n, is.d[q - 1], "index tuples of a symbolic length");
+  if (is.d[q - 1] < 1 || is.d[q - 1] > r) return imp_fail(n, "index tuples do not fit rank %d", r);
   int k = (int)is.d[q - 1];
-  if (k < 1 || b + k > r) return imp_fail(n, "index tuples of length %d do not fit rank %d", k, r);
+  if (b + k > r) return imp_fail(n, "index tuples of length %d do not fit rank %d", k, r);
   for (int i = 0; i < b; i++)
-    if (is.d[i] != ds.d[i]) return imp_fail(n, "batch axis %d differs", i);
+    if (!ir_dim_same(g, is.d[i], ds.d[i])) {
+      if (!ir_dim_is_sym(is.d[i]) && !ir_dim_is_sym(ds.d[i])) return imp_fail(n, "batch axis %d differs", i);
+      if (ir_dim_unify(g, is.d[i], ds.d[i])) return -1;
+    }
   int rank = q + (r - (int)b - k), vax = q - 1;
   if (rank > IR_MAX_RANK) return imp_fail(n, "rank %d of the iteration space is too high", rank);
   /* flat offset of each index tuple */
@@ -125,9 +142,11 @@ static int lower_gather_nd(imp_node *n) {
     int64_t dm = ds.d[b + m];
     st[q - 1] = m;
     ir_ref c = ir_view_reshape(g, ir_view_slice(g, idx, st, sp, ln), lead);
-    c = ir_binary(g, IR_MUL, imp_wrap_indices(n, c, dm), ir_scalar(g, IR_I64, (double)v));
+    /* the stride as an exact (possibly symbolic) int64, not a double */
+    c = ir_binary(g, IR_MUL, imp_wrap_indices(n, c, dm), ir_load_int(g, IR_I64, ir_shape_make(0, NULL), v));
     flat = flat == IR_NONE ? c : ir_binary(g, IR_ADD, flat, c);
-    v *= dm;
+    v = ir_dim_mul(v, dm);
+    if (v == IR_DIM_INVALID) return imp_fail(n, "the indexed axes' product overflows");
   }
   ir_shape dv = {.rank = rank}, fv = {.rank = rank}, vs = {.rank = rank};
   for (int i = 0; i < rank; i++) {
@@ -140,8 +159,8 @@ static int lower_gather_nd(imp_node *n) {
 }
 
 const imp_op_entry imp_ops_gather[] = {
-    {"GatherND", lower_gather_nd, 0},
+    {"GatherND", lower_gather_nd, IMP_SYM},
     {"Gather", lower_gather, IMP_SYM},
-    {"GatherElements", lower_gather_elements, 0},
+    {"GatherElements", lower_gather_elements, IMP_SYM},
     {NULL, NULL, 0},
 };

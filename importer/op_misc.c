@@ -25,12 +25,32 @@ static int dtype_attr(imp_node *n, const char *attr, int64_t t) {
 }
 
 
+/* A few values read from shapes that hold symbols, cast to another type
+ * (torch's x.std(dim): the count n - 1 as a float): each element becomes a
+ * LOAD of its value, which the generated code computes from the symbols.
+ * 1 when it set the output, 0 when x is no such constant, -1 on error. */
+#define CAST_SYM_MAX 16
+static int cast_sym_values(imp_node *n, ir_ref x, ir_dtype t) {
+  ir_graph *g = n->g;
+  int64_t sym = imp_sym_value(n, x);
+  if (!sym || t == IR_I64) return 0;
+  const ir_node *xn = ir_node_get(g, x);
+  int64_t cnt = ir_shape_numel(&xn->shape);
+  if (cnt > CAST_SYM_MAX) return imp_fail_sym(n, sym, "a cast of more than 16 values read from a shape");
+  ir_ref parts[CAST_SYM_MAX];
+  ir_shape one = ir_shape_make(1, (int64_t[]){1});
+  for (int64_t i = 0; i < cnt; i++) parts[i] = ir_load_int(g, IR_I64, one, ((const int64_t *)xn->data)[i]);
+  ir_ref r = ir_cast(g, ir_view_reshape(g, imp_stack(g, parts, (int)cnt, 0), xn->shape), t);
+  return imp_set_out(n, 0, r) ? -1 : 1;
+}
+
 static int lower_cast(imp_node *n) {
   ir_ref x = imp_req(n, 0);
   if (!imp_has_attr(n, "to")) return imp_fail(n, "attribute 'to' is missing");
   int t = dtype_attr(n, "to", imp_attr_i(n, "to", 0));
   if (t < 0 || x == IR_NONE) return -1;
   int k = imp_narrow_cast(n, x, (ir_dtype)t);
+  if (!k) k = cast_sym_values(n, x, (ir_dtype)t);
   return k ? (k < 0 ? -1 : 0) : imp_set_out(n, 0, ir_cast(n->g, x, (ir_dtype)t));
 }
 
@@ -212,7 +232,7 @@ static ir_ref element(ir_graph *g, ir_ref v, int64_t i) {
 static int lower_one_hot(imp_node *n) {
   ir_ref idx = imp_req(n, 0), vals = imp_req(n, 2);
   double depthf;
-  if (idx == IR_NONE || vals == IR_NONE) return -1;
+  if (idx == IR_NONE || vals == IR_NONE || imp_need_static(n, 1) || imp_need_static(n, 2)) return -1;
   if (imp_const_floats(n, 1, &depthf, 1) != 1) return ir_failed(n->g) ? -1 : imp_fail(n, "depth must be a scalar");
   int64_t depth = (int64_t)depthf;
   if (depth < 1) return imp_fail(n, "depth %lld must be positive", (long long)depth);
@@ -265,7 +285,7 @@ const imp_op_entry imp_ops_misc[] = {
     {"Constant", lower_constant, IMP_SYM},
     {"ConstantOfShape", lower_constant_of_shape, IMP_SYM},
     {"EyeLike", lower_eye_like, IMP_SYM},
-    {"OneHot", lower_one_hot, 0},
+    {"OneHot", lower_one_hot, IMP_SYM},
     {"Shape", lower_shape, IMP_SYM},
     {"Size", lower_size, IMP_SYM},
     {NULL, NULL, 0},

@@ -29,7 +29,7 @@ static int per_axis(imp_node *n, ir_ref x, ir_ref *s, ir_ref *zp) {
 static int lower_quantize(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0), s = imp_req(n, 1), zp = imp_in(n, 2);
-  if (ir_failed(g)) return -1;
+  if (ir_failed(g) || imp_need_static(n, 1) || imp_need_static(n, 2)) return -1;
   if (imp_gdtype(g, x) == IR_F16 || imp_gdtype(g, s) == IR_F16) return imp_fail(n, "float16 dtype not supported");
   if (imp_has_attr(n, "block_size") && imp_attr_i(n, "block_size", 0) != 0)
     return imp_fail(n, "blocked quantization (block_size) is not supported");
@@ -64,7 +64,7 @@ static bool all_zero(ir_graph *g, ir_ref r) {
 static int lower_dequantize(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0), s = imp_req(n, 1), zp = imp_in(n, 2);
-  if (ir_failed(g)) return -1;
+  if (ir_failed(g) || imp_need_static(n, 1) || imp_need_static(n, 2)) return -1;
   ir_dtype ft = imp_gdtype(g, s);
   if (ft == IR_F16) return imp_fail(n, "float16 dtype not supported");
   if (imp_has_attr(n, "block_size") && imp_attr_i(n, "block_size", 0) != 0)
@@ -126,6 +126,8 @@ static int lower_qlinearmatmul(imp_node *n) {
   ir_ref a = imp_req(n, 0), as = imp_req(n, 1), az = imp_req(n, 2), b = imp_req(n, 3), bs = imp_req(n, 4);
   ir_ref bz = imp_req(n, 5), ys = imp_req(n, 6), yz = imp_req(n, 7);
   if (ir_failed(g)) return -1;
+  for (int i = 1; i < 8; i++) /* the scales and zero points: their shapes pick the broadcast */
+    if (i != 3 && imp_need_static(n, i)) return -1;
   int ra = imp_gshape(g, a).rank, rb = imp_gshape(g, b).rank;
   /* a's zero point is per row (axis -2), b's per column (axis -1) */
   ir_ref av = imp_shift_i32(g, a, imp_gshape(g, az).rank == 1 && imp_gshape(g, az).d[0] > 1 ? imp_along(g, az, ra, ra - 2) : az, 0);
@@ -139,9 +141,9 @@ static int lower_qlinearmatmul(imp_node *n) {
 
 
 const imp_op_entry imp_ops_quant[] = {
-    {"QuantizeLinear", lower_quantize, 0},
-    {"DequantizeLinear", lower_dequantize, 0},
+    {"QuantizeLinear", lower_quantize, IMP_SYM},
+    {"DequantizeLinear", lower_dequantize, IMP_SYM},
     {"DynamicQuantizeLinear", lower_dynquant, IMP_SYM},
-    {"QLinearMatMul", lower_qlinearmatmul, 0},
+    {"QLinearMatMul", lower_qlinearmatmul, IMP_SYM},
     {NULL, NULL, 0},
 };

@@ -141,6 +141,11 @@ static int lower_recurrent(imp_node *n, cell_kind kind) {
   ir_ref h0 = imp_in(n, 5), c0 = kind == CELL_LSTM ? imp_in(n, 6) : IR_NONE;
   ir_ref P = kind == CELL_LSTM ? imp_in(n, 7) : IR_NONE;
   if (ir_failed(g)) return -1;
+  /* the weights, biases and peepholes; the batch of x, sequence_lens and
+   * the initial states may be symbolic */
+  int wts[4] = {1, 2, 3, 7};
+  for (int i = 0; i < 4; i++)
+    if (imp_need_static(n, wts[i])) return -1;
   ir_dtype dt = imp_gdtype(g, x);
   if (!ir_dtype_is_float(dt) || dt == IR_F16) return imp_fail(n, "input type %s is not supported", ir_dtype_name(dt));
   const char *dir = imp_attr_s(n, "direction", "forward");
@@ -161,6 +166,7 @@ static int lower_recurrent(imp_node *n, cell_kind kind) {
   }
   ir_shape xs = imp_gshape(g, x);
   int64_t T = xs.d[0], Bn = xs.d[1], H = imp_gshape(g, R).d[2];
+  if (ir_dim_is_sym(T)) return imp_fail_sym(n, T, "a symbolic sequence length (the steps are unrolled)");
   if (imp_has_attr(n, "hidden_size") && imp_attr_i(n, "hidden_size", H) != H)
     return imp_fail(n, "hidden_size disagrees with R");
   /* per-batch step mask from sequence_lens: step t is live when t < len[b] */
@@ -237,8 +243,8 @@ static int lower_lstm(imp_node *n) {
 
 
 const imp_op_entry imp_ops_recurrent[] = {
-    {"RNN", lower_rnn, 0},
-    {"GRU", lower_gru, 0},
-    {"LSTM", lower_lstm, 0},
+    {"RNN", lower_rnn, IMP_SYM},
+    {"GRU", lower_gru, IMP_SYM},
+    {"LSTM", lower_lstm, IMP_SYM},
     {NULL, NULL, 0},
 };

@@ -261,7 +261,7 @@ static ir_ref cumsum_along(imp_node *n, ir_ref x, int axis, bool exclusive, bool
 static int lower_cumsum(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0), a = imp_req(n, 1);
-  if (!need_numeric(n, x) || a == IR_NONE) return -1;
+  if (!need_numeric(n, x) || a == IR_NONE || imp_need_static(n, 1)) return -1;
   int rank = imp_shape(n, x)->rank;
   if (rank == 0) return imp_fail(n, "a rank-0 input is not supported");
   if (ir_shape_numel(imp_shape(n, a)) != 1) return imp_fail(n, "axis must hold one value");
@@ -299,6 +299,6 @@ const imp_op_entry imp_ops_reduce[] = {
     {"Hardmax", lower_hardmax, IMP_SYM},
     {"ArgMax", lower_argmax, IMP_SYM},
     {"ArgMin", lower_argmin, IMP_SYM},
-    {"CumSum", lower_cumsum, 0},
+    {"CumSum", lower_cumsum, IMP_SYM},
     {NULL, NULL, 0},
 };

@@ -8,6 +8,8 @@
 
 /* ------------------------------------------------------ depth <-> space */
 
+/* Symbolic N, H and W pass through (H*b, W*b); C must divide by b^2 as a
+ * polynomial. */
 static int lower_depth_to_space(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0);
@@ -15,11 +17,15 @@ static int lower_depth_to_space(imp_node *n) {
   ir_shape s = imp_nshape(n, x);
   int64_t b = imp_attr_i(n, "blocksize", 0);
   const char *mode = imp_attr_s(n, "mode", "DCR");
-  int64_t bb, Hb, Wb;
-  if (s.rank != 4 || b < 1 || ir_mul_ov(b, b, &bb) || s.d[1] % bb)
+  int64_t bb, C;
+  if (s.rank != 4 || b < 1 || ir_mul_ov(b, b, &bb))
     return imp_fail(n, "needs rank 4 and C divisible by blocksize^2");
-  int64_t N = s.d[0], C = s.d[1] / bb, H = s.d[2], W = s.d[3];
-  if (ir_mul_ov(H, b, &Hb) || ir_mul_ov(W, b, &Wb)) return imp_fail(n, "output size overflows");
+  if (!ir_dim_div_exact(s.d[1], bb, &C)) {
+    if (ir_dim_is_sym(s.d[1])) return imp_fail_sym(n, s.d[1], "a symbolic channel count not known to divide by blocksize^2");
+    return imp_fail(n, "needs rank 4 and C divisible by blocksize^2");
+  }
+  int64_t N = s.d[0], H = s.d[2], W = s.d[3], Hb = ir_dim_mul(H, b), Wb = ir_dim_mul(W, b);
+  if (Hb == IR_DIM_INVALID || Wb == IR_DIM_INVALID) return imp_fail(n, "output size overflows");
   bool crd = !strcmp(mode, "CRD");
   if (!crd && strcmp(mode, "DCR")) return imp_fail(n, "mode '%s' is not supported", mode);
   int64_t d6[6] = {N, b, b, C, H, W}, c6[6] = {N, C, b, b, H, W};
@@ -30,18 +36,32 @@ static int lower_depth_to_space(imp_node *n) {
   return imp_set_out(n, 0, ir_view_reshape(g, r, ir_shape_make(4, o)));
 }
 
+/* H / b, exact as a polynomial: a symbolic H that is not (h, not 2 * k)
+ * is refused, since the reshape to [.., H / b, b, ..] needs the product
+ * back. */
+static int64_t space_blocks(imp_node *n, int64_t L, int64_t b) {
+  int64_t q;
+  if (ir_dim_div_exact(L, b, &q)) return q;
+  if (ir_dim_is_sym(L)) imp_fail_sym(n, L, "a symbolic axis not known to divide by blocksize");
+  else imp_fail(n, "needs rank 4 and H, W divisible by blocksize");
+  return IR_DIM_INVALID;
+}
+
 static int lower_space_to_depth(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
   ir_shape s = imp_nshape(n, x);
-  int64_t b = imp_attr_i(n, "blocksize", 0);
-  if (s.rank != 4 || b < 1 || s.d[2] % b || s.d[3] % b) return imp_fail(n, "needs rank 4 and H, W divisible by blocksize");
-  int64_t N = s.d[0], C = s.d[1], H = s.d[2] / b, W = s.d[3] / b;
+  int64_t b = imp_attr_i(n, "blocksize", 0), bb;
+  if (s.rank != 4 || b < 1 || ir_mul_ov(b, b, &bb)) return imp_fail(n, "needs rank 4 and H, W divisible by blocksize");
+  int64_t N = s.d[0], C = s.d[1], H = space_blocks(n, s.d[2], b), W = space_blocks(n, s.d[3], b);
+  int64_t Cbb = ir_dim_mul(C, bb);
+  if (H == IR_DIM_INVALID || W == IR_DIM_INVALID || Cbb == IR_DIM_INVALID)
+    return imp_fail(n, "needs rank 4 and H, W divisible by blocksize");
   int64_t d6[6] = {N, C, H, b, W, b};
   int p[6] = {0, 3, 5, 1, 2, 4};
   ir_ref r = ir_view_permute(g, ir_view_reshape(g, x, ir_shape_make(6, d6)), p);
-  int64_t o[4] = {N, C * b * b, H, W};
+  int64_t o[4] = {N, Cbb, H, W};
   return imp_set_out(n, 0, ir_view_reshape(g, r, ir_shape_make(4, o)));
 }
 
@@ -518,8 +538,8 @@ static int lower_upsample(imp_node *n) {
 
 
 const imp_op_entry imp_ops_resize[] = {
-    {"DepthToSpace", lower_depth_to_space, 0},
-    {"SpaceToDepth", lower_space_to_depth, 0},
+    {"DepthToSpace", lower_depth_to_space, IMP_SYM},
+    {"SpaceToDepth", lower_space_to_depth, IMP_SYM},
     {"Resize", lower_resize, IMP_SYM},
     {"Upsample", lower_upsample, IMP_SYM},
     {NULL, NULL, 0},

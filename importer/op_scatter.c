@@ -166,7 +166,10 @@ static int lower_topk(imp_node *n) {
     ir_ref k = imp_in(n, 1);
     if (ir_shape_numel(imp_shape(n, k)) != 1 || imp_dtype(n, k) != IR_I64) return imp_fail(n, "k must be one int64");
     kk = N, len = ir_check_index(g, ir_view_reshape(g, k, (ir_shape){0}), ir_dim_add(N, 1)); /* 0 <= k <= N */
-  } else if (imp_const_ints(n, 1, &kk, 1) != 1) return imp_fail(n, "k must be one integer");
+  } else if (imp_const_dims(n, 1, &kk, 1) != 1) return imp_fail(n, "k must be one integer");
+  /* k read from a shape (torch.sort, argsort: k = the axis' length) may be
+   * symbolic: the slots are then an iota of that extent */
+  if (ir_dim_is_sym(kk) && !ir_dim_is_sym(N)) return imp_fail_sym(n, kk, "a symbolic k on a static axis");
   if (kk < 0 || (!ir_dim_is_sym(N) && kk > N)) return imp_fail(n, "k=%lld out of range", (long long)kk);
   if (ir_dim_is_sym(N) && ir_assume_nonneg(g, ir_dim_sub(N, kk), "TopK's k fits the axis")) return -1;
   bool largest = imp_attr_i(n, "largest", 1) != 0;

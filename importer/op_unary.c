@@ -79,6 +79,7 @@ static int lower_lrn(imp_node *n) {
   int64_t size = imp_attr_i(n, "size", 0);
   double alpha = imp_attr_f(n, "alpha", 1e-4), beta = imp_attr_f(n, "beta", 0.75), bias = imp_attr_f(n, "bias", 1.0);
   if (s.rank < 2 || size < 1) return imp_fail(n, "needs rank >= 2 and size >= 1");
+  if (ir_dim_is_sym(s.d[1])) return imp_fail_sym(n, s.d[1], "a symbolic channel axis");
   /* one slice and one ADD per tap: checked against the graph's budget first */
   if (size > INT64_MAX / 2 || ir_reserve(g, 2 * size)) return -1;
   int64_t C = s.d[1], before = (size - 1) / 2, after = size - 1 - before;
@@ -102,11 +103,11 @@ static int lower_lrn(imp_node *n) {
 
 
 const imp_op_entry imp_ops_unary[] = {
-    {"ThresholdedRelu", lower_thresholded_relu, 0},
-    {"Shrink", lower_shrink, 0},
-    {"IsInf", lower_isinf, 0},
-    {"IsNaN", lower_isnan, 0},
-    {"BitShift", lower_bitshift, 0},
-    {"LRN", lower_lrn, 0},
+    {"ThresholdedRelu", lower_thresholded_relu, IMP_SYM},
+    {"Shrink", lower_shrink, IMP_SYM},
+    {"IsInf", lower_isinf, IMP_SYM},
+    {"IsNaN", lower_isnan, IMP_SYM},
+    {"BitShift", lower_bitshift, IMP_SYM},
+    {"LRN", lower_lrn, IMP_SYM},
     {NULL, NULL, 0},
 };

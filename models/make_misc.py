@@ -21,6 +21,11 @@
                       concatenated and cast back to int64 for Reshape to
                       [batch, 4*seq, 2]; the channel count (a plain int32
                       from the same shape) scales it
+  symbolic_more.onnx  x[batch, seq, 8], ids[batch, seq]: CumSum, OneHot,
+                      GatherElements, QuantizeLinear/DequantizeLinear,
+                      Einsum, ThresholdedRelu, Shrink, DepthToSpace, an
+                      LSTM (over 3 steps), TopK with k = seq and a Cast of
+                      seq - 1 to float, with the symbols kept
   slice_runtime.onnx  Slices whose bounds are values known only at run time
                       (input k, an ArgMax): x[k:] (then doubled), x[:i+1]
                       for i the ArgMax of column 0, x[:, k:-7:-2];
@@ -609,6 +614,51 @@ save("convs_im2col_cols", [
     [vi("y1", F, [1, 64, 7, 7]), vi("y2", F, [1, 32, 14, 14]), vi("y3", F, [1, 64, 7, 7])],
     [w("c1w", (64, 240, 3, 3), 0.05, rq), w("c1b", (64,), 0.1, rq), w("c2w", (32, 40, 3, 3), 0.1, rq),
      w("c3w", (64, 240, 1, 1), 0.1, rq), w("c3b", (64,), 0.1, rq)])
+
+# symbolic batch and seq through the ops that took only static shapes
+# before (2026-12-06): CumSum along seq, OneHot of the ids (a constant
+# depth) into a MatMul, GatherElements by the ids, a QuantizeLinear /
+# DequantizeLinear pair, Einsum, DepthToSpace over [batch, 8, seq, 1],
+# ThresholdedRelu and Shrink, an LSTM over the first 3 positions
+# (transposed to [3, batch, 8]) with a symbolic batch (its steps are
+# unrolled: seq >= 3), a TopK of k = seq read from the shape (a sort, as
+# torch.sort exports it) and a sum divided by the float of seq - 1
+rs = np.random.default_rng(15)
+U8 = TensorProto.UINT8
+save("symbolic_more", [
+    helper.make_node("CumSum", ["x", "one"], ["cs"]),
+    helper.make_node("OneHot", ["ids", "depth", "onoff"], ["oh"], axis=-1),
+    helper.make_node("MatMul", ["oh", "Woh"], ["ohp"]),
+    helper.make_node("Add", ["cs", "ohp"], ["y_cs"]),
+    helper.make_node("Unsqueeze", ["ids", "two1"], ["ids3"]),
+    helper.make_node("GatherElements", ["x", "ids3"], ["y_ge"], axis=2),
+    helper.make_node("QuantizeLinear", ["x", "qs", "qz"], ["xq"]),
+    helper.make_node("DequantizeLinear", ["xq", "qs", "qz"], ["y_qdq"]),
+    helper.make_node("Einsum", ["x", "We"], ["ein"], equation="bsd,de->bse"),
+    helper.make_node("ThresholdedRelu", ["ein"], ["tr"], alpha=0.05),
+    helper.make_node("Shrink", ["tr"], ["y_ein"], lambd=0.02, bias=0.01),
+    helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+    helper.make_node("Unsqueeze", ["xt", "three1"], ["x4"]),
+    helper.make_node("DepthToSpace", ["x4"], ["y_d2s"], blocksize=2, mode="CRD"),
+    helper.make_node("Slice", ["x", "zero1", "three1", "one1"], ["x3"]),
+    helper.make_node("Transpose", ["x3"], ["x3t"], perm=[1, 0, 2]),
+    helper.make_node("LSTM", ["x3t", "lw", "lr", "lb"], ["y_lstm", "h_lstm"], hidden_size=5),
+    helper.make_node("Shape", ["x"], ["shape"]),
+    helper.make_node("Gather", ["shape", "one1"], ["seq1"], axis=0),
+    helper.make_node("TopK", ["cs", "seq1"], ["y_sort", "i_sort"], axis=1, largest=0),
+    helper.make_node("Sub", ["seq1", "one1"], ["seqm1"]),
+    helper.make_node("Cast", ["seqm1"], ["cnt"], to=F),
+    helper.make_node("ReduceSum", ["x", "one1"], ["xsum"], keepdims=1),
+    helper.make_node("Div", ["xsum", "cnt"], ["y_div"]),
+], [vi("x", F, ["batch", "seq", 8]), vi("ids", I64, ["batch", "seq"])],
+    [vi("y_cs", F, ["batch", "seq", 8]), vi("y_ge", F, ["batch", "seq", 1]), vi("y_qdq", F, ["batch", "seq", 8]),
+     vi("y_ein", F, ["batch", "seq", 6]), vi("y_d2s", F, ["batch", 2, "seq2", 2]),
+     vi("y_lstm", F, [3, 1, "batch", 5]), vi("h_lstm", F, [1, "batch", 5]), vi("y_sort", F, ["batch", "seq", 8]),
+     vi("i_sort", I64, ["batch", "seq", 8]), vi("y_div", F, ["batch", 1, 8])],
+    [i64("one", 1), i64("depth", 6), numpy_helper.from_array(np.array([0.0, 1.0], np.float32), "onoff"),
+     w("Woh", (6, 8), 1.0, rs), i64("two1", [2]), i64("three1", [3]), i64("zero1", [0]), i64("one1", [1]),
+     numpy_helper.from_array(np.array(0.02, np.float32), "qs"), numpy_helper.from_array(np.array(128, np.uint8), "qz"),
+     w("We", (8, 6), 0.5, rs), w("lw", (1, 20, 8), 0.5, rs), w("lr", (1, 20, 5), 0.5, rs), w("lb", (1, 40), 0.1, rs)])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())

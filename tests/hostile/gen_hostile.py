@@ -259,8 +259,7 @@ def svi(name, dims, dt=F):
 
 
 sx = svi("x", ["N", 3])
-save("sym_unsupported_op.onnx", model([h.make_node("CumSum", ["x", "a"], ["y"])], [sx], [vi("y")],
-                                      [numpy_helper.from_array(np.array(1, np.int64), "a")]))
+save("sym_unsupported_op.onnx", model([h.make_node("Det", ["x"], ["y"])], [svi("x", ["N", 2, 2])], [vi("y")]))
 save("sym_value_to_unsupported.onnx", model([h.make_node("Shape", ["x"], ["s"]), h.make_node("Tile", ["w", "s"], ["y"])],
                                             [sx], [vi("y")], [numpy_helper.from_array(np.ones((2, 2), np.float32), "w")]))
 save("sym_forged_initializer.onnx", model([h.make_node("Reshape", ["x", "s"], ["y"])], [sx], [vi("y")],
