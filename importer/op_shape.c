@@ -401,14 +401,21 @@ static int lower_tile(imp_node *n) {
 }
 
 /* Edge or reflect padding of one axis: mirrored or repeated slices of the
- * border concatenated around `x`. */
+ * border concatenated around `x`. On a symbolic axis the far border starts
+ * at d - 1 or d - 2 (symbolic) and a reflection must fit: assumed, the
+ * entry checks it. */
 static ir_ref pad_axis(imp_node *n, ir_ref x, int axis, int64_t before, int64_t after, bool reflect) {
   ir_graph *g = n->g;
   int64_t d = shape_of(n, x).d[axis];
   if (!before && !after) return x;
   if (d == 0) return imp_fail(n, "cannot pad an empty axis in this mode"), IR_NONE;
-  if (reflect && (before > d - 1 || after > d - 1))
+  int64_t most = before > after ? before : after;
+  if (reflect && ir_dim_is_sym(d)) {
+    if (ir_assume_nonneg(g, ir_dim_sub(ir_dim_sub(d, 1), most), "reflect padding no larger than the axis minus one"))
+      return IR_NONE;
+  } else if (reflect && most > d - 1) {
     return imp_fail(n, "reflect padding larger than the axis minus one"), IR_NONE;
+  }
   ir_ref parts[3];
   int cnt = 0;
   if (before) {
@@ -421,8 +428,8 @@ static ir_ref pad_axis(imp_node *n, ir_ref x, int axis, int64_t before, int64_t 
   if (after) {
     ir_shape t = shape_of(n, x);
     t.d[axis] = after;
-    parts[cnt++] = reflect ? slice_axis(g, x, axis, d - 2, -1, after)
-                           : ir_view_expand(g, slice_axis(g, x, axis, d - 1, 1, 1), t);
+    parts[cnt++] = reflect ? slice_axis(g, x, axis, ir_dim_sub(d, 2), -1, after)
+                           : ir_view_expand(g, slice_axis(g, x, axis, ir_dim_sub(d, 1), 1, 1), t);
   }
   if (ir_failed(g)) return IR_NONE;
   return imp_concat(n, parts, cnt, axis);
@@ -494,9 +501,9 @@ static int lower_pad(imp_node *n) {
   int64_t st[IR_MAX_RANK], sp[IR_MAX_RANK], ln[IR_MAX_RANK];
   bool crop = false;
   for (int i = 0; i < s.rank; i++) {
-    /* symbolic axes: constant padding (a view), no crop */
-    if (ir_dim_is_sym(s.d[i]) && (before[i] < 0 || after[i] < 0 || ((before[i] || after[i]) && strcmp(mode, "constant"))))
-      return imp_fail_sym(n, s.d[i], "cropping or edge/reflect padding of a symbolic axis");
+    /* symbolic axes: any padding, no crop */
+    if (ir_dim_is_sym(s.d[i]) && (before[i] < 0 || after[i] < 0))
+      return imp_fail_sym(n, s.d[i], "cropping a symbolic axis");
     st[i] = before[i] < 0 ? -before[i] : 0;
     sp[i] = 1;
     ln[i] = ir_dim_sub(ir_dim_sub(s.d[i], st[i]), after[i] < 0 ? -after[i] : 0);
