@@ -341,13 +341,15 @@ static ir_ref weights(ir_graph *g, const float *d, int rank, int axis, int64_t o
   return ir_const(g, "resize_w", IR_F32, imp_unit_shape(rank, axis, out), d);
 }
 
-/* Is this the case onnxruntime computes with UpsampleBilinear? */
-static bool ort_bilinear(const resize_opts *o, const ir_shape *s, const double *scale, bool crop) {
+/* Is this the case onnxruntime computes with UpsampleBilinear (static
+ * shapes: resize_bilinear; H or W symbolic: imp_resize_bilinear_sym)? */
+static bool ort_bilinear(const resize_opts *o, const ir_shape *s, const double *scale, bool crop, bool sym) {
   /* not align_corners: with scales, the ONNX reference (node tests) uses
    * the real-valued output length, onnxruntime's bilinear the integer one */
   bool ctm = !strcmp(o->ctm, "half_pixel") || !strcmp(o->ctm, "pytorch_half_pixel") || !strcmp(o->ctm, "asymmetric");
   if (o->mode != M_LINEAR || s->rank != 4 || crop || o->exclude_outside || !ctm) return false;
   if (scale[0] != 1 || scale[1] != 1) return false;
+  if (sym) return ir_dim_is_sym(s->d[2]) || ir_dim_is_sym(s->d[3]);
   for (int a = 0; a < 4; a++)
     if (ir_dim_is_sym(s->d[a])) return false;
   return true;
@@ -406,7 +408,9 @@ static int resize_common(imp_node *n, ir_ref x, const resize_opts *o, const doub
   if (o->mode != M_NEAREST && !imp_need_float(n, x)) return -1;
   if (imp_dtype(n, x) == IR_F16) return imp_fail(n, "float16 dtype not supported");
   bool crop = !strcmp(o->ctm, "tf_crop_and_resize");
-  if (imp_dtype(n, x) == IR_F32 && ort_bilinear(o, &s, scale, crop)) return resize_bilinear(n, x, o, scale, osz);
+  if (imp_dtype(n, x) == IR_F32 && ort_bilinear(o, &s, scale, crop, false)) return resize_bilinear(n, x, o, scale, osz);
+  if (imp_dtype(n, x) == IR_F32 && ort_bilinear(o, &s, scale, crop, true))
+    return imp_resize_bilinear_sym(n, x, o->ctm, scale);
   ir_ref mask = IR_NONE, y = x;
   int64_t rep[IR_MAX_RANK] = {0}; /* static axes resized by a repeat, applied at the end */
   int nrep = 0;
