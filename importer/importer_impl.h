@@ -313,10 +313,11 @@ ir_shape imp_unit_shape(int rank, int axis, int64_t len);
 void imp_perm_to_last(int rank, int axis, int *perm);
 /* SUM over `axis` (kept) of WHERE(hit, v, 0); bool values by MAX (an OR). */
 ir_ref imp_select_sum(imp_node *n, ir_ref hit, ir_ref v, int axis);
-/* resize_sym.c: the bilinear Resize of [N, C, H, W] (float32, whole scales
- * on H and W, half_pixel, pytorch_half_pixel or asymmetric) with H or W
- * symbolic, as onnxruntime computes it; sets the output, 0 or -1. */
-int imp_resize_bilinear_sym(imp_node *n, ir_ref x, const char *ctm, const double *scale);
+/* resize_sym.c: the bilinear Resize of [N, C, H, W] (float32; half_pixel,
+ * pytorch_half_pixel, asymmetric or align_corners) with H or W symbolic,
+ * as onnxruntime computes it: on H and W a whole scale, or scale 0 and the
+ * size osz (out / L at run time); sets the output, 0 or -1. */
+int imp_resize_bilinear_sym(imp_node *n, ir_ref x, const char *ctm, const double *scale, const int64_t *osz);
 
 /* ---- sliding windows (window.c), for Conv and the pooling ops ---- */
 #define IMP_MAX_SP (IR_MAX_RANK - 4) /* spatial axes; conv views add 4 leading axes */

@@ -346,10 +346,12 @@ static ir_ref weights(ir_graph *g, const float *d, int rank, int axis, int64_t o
 static bool ort_bilinear(const resize_opts *o, const ir_shape *s, const double *scale, bool crop, bool sym) {
   /* not align_corners: with scales, the ONNX reference (node tests) uses
    * the real-valued output length, onnxruntime's bilinear the integer one */
-  bool ctm = !strcmp(o->ctm, "half_pixel") || !strcmp(o->ctm, "pytorch_half_pixel") || !strcmp(o->ctm, "asymmetric");
+  bool ctm = !strcmp(o->ctm, "half_pixel") || !strcmp(o->ctm, "pytorch_half_pixel") || !strcmp(o->ctm, "asymmetric") ||
+             (sym && !strcmp(o->ctm, "align_corners")); /* a whole scale or a size: no real-valued length */
   if (o->mode != M_LINEAR || s->rank != 4 || crop || o->exclude_outside || !ctm) return false;
   if (scale[0] != 1 || scale[1] != 1) return false;
-  if (sym) return ir_dim_is_sym(s->d[2]) || ir_dim_is_sym(s->d[3]);
+  if (sym) return ir_dim_is_sym(s->d[2]) || ir_dim_is_sym(s->d[3]) || scale[2] == 0 || scale[3] == 0;
+  if (scale[2] == 0 || scale[3] == 0) return false; /* a symbolic size */
   for (int a = 0; a < 4; a++)
     if (ir_dim_is_sym(s->d[a])) return false;
   return true;
@@ -410,13 +412,14 @@ static int resize_common(imp_node *n, ir_ref x, const resize_opts *o, const doub
   bool crop = !strcmp(o->ctm, "tf_crop_and_resize");
   if (imp_dtype(n, x) == IR_F32 && ort_bilinear(o, &s, scale, crop, false)) return resize_bilinear(n, x, o, scale, osz);
   if (imp_dtype(n, x) == IR_F32 && ort_bilinear(o, &s, scale, crop, true))
-    return imp_resize_bilinear_sym(n, x, o->ctm, scale);
+    return imp_resize_bilinear_sym(n, x, o->ctm, scale, osz);
   ir_ref mask = IR_NONE, y = x;
   int64_t rep[IR_MAX_RANK] = {0}; /* static axes resized by a repeat, applied at the end */
   int nrep = 0;
   for (int a = 0; a < r; a++) rep[a] = 1;
   for (int a = 0; a < r; a++) {
     int64_t in = s.d[a], out = osz[a];
+    if (ir_dim_is_sym(out) && !ir_dim_is_sym(in)) return imp_fail_sym(n, out, "a resize to a symbolic size in this mode");
     if (ir_dim_is_sym(in)) {
       if ((y = nearest_repeat(n, y, a, o, scale[a], crop)) == IR_NONE) return -1;
       continue;
@@ -501,7 +504,7 @@ static int lower_resize(imp_node *n) {
   int nz = -1;
   if (ns < 0) {
     if (legacy || !imp_has_in(n, 3)) return imp_fail(n, "neither scales nor sizes given");
-    nz = imp_const_ints(n, 3, zv, IR_MAX_RANK);
+    nz = imp_const_dims(n, 3, zv, IR_MAX_RANK); /* sizes read from a shape may be symbolic */
     if (nz < 0) return imp_fail(n, "sizes must be a compile-time constant");
   }
   int cnt = ns >= 0 ? ns : nz;
@@ -511,8 +514,9 @@ static int lower_resize(imp_node *n) {
     if (ns >= 0) {
       if (sv[i] <= 0) return imp_fail(n, "non-positive scale");
       scale[a] = (double)(float)sv[i], osz[a] = sym_size(s.d[a], scale[a]);
-    } else if (ir_dim_is_sym(s.d[a])) {
-      return imp_fail_sym(n, s.d[a], "resize sizes for a symbolic axis");
+    } else if (ir_dim_is_sym(s.d[a]) || ir_dim_is_sym(zv[i])) {
+      /* scale 0: out / L at run time (resize_sym.c, bilinear only) */
+      if (zv[i] != s.d[a]) osz[a] = zv[i], scale[a] = 0;
     } else {
       osz[a] = zv[i], scale[a] = (double)zv[i] / (double)s.d[a];
     }

@@ -625,7 +625,9 @@ save("convs_im2col_cols", [
 # unrolled: seq >= 3), a TopK of k = seq read from the shape (a sort, as
 # torch.sort exports it), a sum divided by the float of seq - 1,
 # reflect and edge padding of the symbolic axes, and bilinear Resizes of
-# [batch, 1, seq, 8] (x2 half-pixel, x3 along seq asymmetric)
+# [batch, 1, seq, 8] (x2 half-pixel, x3 along seq asymmetric, and to the
+# size [batch, 1, seq + 1, 9] read from its shape: half-pixel and
+# align_corners)
 rs = np.random.default_rng(15)
 U8 = TensorProto.UINT8
 save("symbolic_more", [
@@ -659,20 +661,26 @@ save("symbolic_more", [
     helper.make_node("Resize", ["x1", "", "sc22"], ["y_bilinear"], mode="linear"),
     helper.make_node("Resize", ["x1", "", "sc31"], ["y_bilinear_asym"], mode="linear",
                      coordinate_transformation_mode="asymmetric"),
+    helper.make_node("Shape", ["x1"], ["shape4"]),
+    helper.make_node("Add", ["shape4", "grow"], ["sz"]),
+    helper.make_node("Resize", ["x1", "", "", "sz"], ["y_resize_size"], mode="linear"),
+    helper.make_node("Resize", ["x1", "", "", "sz"], ["y_resize_ac"], mode="linear",
+                     coordinate_transformation_mode="align_corners"),
 ], [vi("x", F, ["batch", "seq", 8]), vi("ids", I64, ["batch", "seq"])],
     [vi("y_cs", F, ["batch", "seq", 8]), vi("y_ge", F, ["batch", "seq", 1]), vi("y_qdq", F, ["batch", "seq", 8]),
      vi("y_ein", F, ["batch", "seq", 6]), vi("y_d2s", F, ["batch", 2, "seq2", 2]),
      vi("y_lstm", F, [3, 1, "batch", 5]), vi("h_lstm", F, [1, "batch", 5]), vi("y_sort", F, ["batch", "seq", 8]),
      vi("i_sort", I64, ["batch", "seq", 8]), vi("y_div", F, ["batch", 1, 8]), vi("y_reflect", F, ["batch", "seq3", 8]),
      vi("y_edge", F, ["batch2", "seq", 9]), vi("y_bilinear", F, ["batch", 1, "seq2", 16]),
-     vi("y_bilinear_asym", F, ["batch", 1, "seq3", 8])],
+     vi("y_bilinear_asym", F, ["batch", 1, "seq3", 8]), vi("y_resize_size", F, ["batch", 1, "seq1", 9]),
+     vi("y_resize_ac", F, ["batch", 1, "seq1", 9])],
     [i64("one", 1), i64("depth", 6), numpy_helper.from_array(np.array([0.0, 1.0], np.float32), "onoff"),
      w("Woh", (6, 8), 1.0, rs), i64("two1", [2]), i64("three1", [3]), i64("zero1", [0]), i64("one1", [1]),
      numpy_helper.from_array(np.array(0.02, np.float32), "qs"), numpy_helper.from_array(np.array(128, np.uint8), "qz"),
      w("We", (8, 6), 0.5, rs), w("lw", (1, 20, 8), 0.5, rs), w("lr", (1, 20, 5), 0.5, rs), w("lb", (1, 40), 0.1, rs),
      i64("pads_r", [0, 1, 0, 0, 2, 0]), i64("pads_e", [2, 0, 1, 0, 0, 0]),
      numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc22"),
-     numpy_helper.from_array(np.array([1, 1, 3, 1], np.float32), "sc31")])
+     numpy_helper.from_array(np.array([1, 1, 3, 1], np.float32), "sc31"), i64("grow", [0, 0, 1, 1])])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
