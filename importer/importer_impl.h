@@ -318,6 +318,12 @@ ir_ref imp_select_sum(imp_node *n, ir_ref hit, ir_ref v, int axis);
  * as onnxruntime computes it: on H and W a whole scale, or scale 0 and the
  * size osz (out / L at run time); sets the output, 0 or -1. */
 int imp_resize_bilinear_sym(imp_node *n, ir_ref x, const char *ctm, const double *scale, const int64_t *osz);
+/* The nearest Resize (any rank, no crop) where an axis goes to a size read
+ * from a shape (scale 0) or a symbolic axis by other than a repeat: each
+ * resized axis picked at indices the generated code computes as
+ * onnxruntime does; nn one of IMP_NN_*. Sets the output, 0 or -1. */
+enum { IMP_NN_ROUND_FLOOR, IMP_NN_ROUND_CEIL, IMP_NN_FLOOR, IMP_NN_CEIL };
+int imp_resize_nearest_sym(imp_node *n, ir_ref x, const char *ctm, int nn, const double *scale, const int64_t *osz);
 
 /* ---- sliding windows (window.c), for Conv and the pooling ops ---- */
 #define IMP_MAX_SP (IR_MAX_RANK - 4) /* spatial axes; conv views add 4 leading axes */

@@ -283,14 +283,19 @@ static int64_t taps_repeat(int64_t in, int64_t out, int64_t *idx[4], double *w[4
  * rounding, whose source coordinate q + (r + 0.5)/k - 0.5 never ties), is
  * each element repeated k times: unsqueeze, expand, merge. Anything else
  * on a symbolic axis is refused (run pins the symbol). */
+static bool repeat_ok(const resize_opts *o, double scale, bool crop) {
+  int64_t k = (int64_t)scale;
+  bool half = !strcmp(o->ctm, "half_pixel") || !strcmp(o->ctm, "pytorch_half_pixel");
+  return o->mode == M_NEAREST && !crop && scale >= 1 && (double)k == scale && k <= 64 &&
+         ((!strcmp(o->ctm, "asymmetric") && o->nn == NN_FLOOR) ||
+          (half && (o->nn == NN_ROUND_FLOOR || o->nn == NN_ROUND_CEIL)));
+}
+
 static ir_ref nearest_repeat(imp_node *n, ir_ref x, int a, const resize_opts *o, double scale, bool crop) {
   ir_graph *g = n->g;
   ir_shape s = imp_nshape(n, x);
   int64_t k = (int64_t)scale;
-  bool half = !strcmp(o->ctm, "half_pixel") || !strcmp(o->ctm, "pytorch_half_pixel");
-  bool ok = o->mode == M_NEAREST && !crop && scale >= 1 && (double)k == scale && k <= 64 &&
-            ((!strcmp(o->ctm, "asymmetric") && o->nn == NN_FLOOR) ||
-             (half && (o->nn == NN_ROUND_FLOOR || o->nn == NN_ROUND_CEIL)));
+  bool ok = repeat_ok(o, scale, crop);
   if (k == 1 && !crop) return x;
   if (!ok) return imp_fail_sym(n, s.d[a], "a resize other than nearest by a whole scale on a symbolic axis"), IR_NONE;
   int64_t ks[IR_MAX_RANK];
@@ -413,6 +418,14 @@ static int resize_common(imp_node *n, ir_ref x, const resize_opts *o, const doub
   if (imp_dtype(n, x) == IR_F32 && ort_bilinear(o, &s, scale, crop, false)) return resize_bilinear(n, x, o, scale, osz);
   if (imp_dtype(n, x) == IR_F32 && ort_bilinear(o, &s, scale, crop, true))
     return imp_resize_bilinear_sym(n, x, o->ctm, scale, osz);
+  if (o->mode == M_NEAREST && !crop) { /* a size read from a shape, or a symbolic axis no repeat does */
+    bool rt = false;
+    for (int a = 0; a < r; a++)
+      rt |= scale[a] == 0 || (ir_dim_is_sym(s.d[a]) && scale[a] != 1 && !repeat_ok(o, scale[a], crop));
+    static const int nn[] = {[NN_ROUND_FLOOR] = IMP_NN_ROUND_FLOOR, [NN_ROUND_CEIL] = IMP_NN_ROUND_CEIL,
+                             [NN_FLOOR] = IMP_NN_FLOOR, [NN_CEIL] = IMP_NN_CEIL};
+    if (rt) return imp_resize_nearest_sym(n, x, o->ctm, nn[o->nn], scale, osz);
+  }
   ir_ref mask = IR_NONE, y = x;
   int64_t rep[IR_MAX_RANK] = {0}; /* static axes resized by a repeat, applied at the end */
   int nrep = 0;

@@ -26,7 +26,8 @@
                       Einsum, ThresholdedRelu, Shrink, DepthToSpace, an
                       LSTM (over 3 steps), TopK with k = seq, a Cast of
                       seq - 1 to float, reflect and edge Pads, bilinear
-                      Resizes, with the symbols kept
+                      and nearest Resizes (by scales and to sizes read
+                      from the shape), with the symbols kept
   slice_runtime.onnx  Slices whose bounds are values known only at run time
                       (input k, an ArgMax): x[k:] (then doubled), x[:i+1]
                       for i the ArgMax of column 0, x[:, k:-7:-2];
@@ -630,6 +631,15 @@ save("convs_im2col_cols", [
 # align_corners)
 rs = np.random.default_rng(15)
 U8 = TensorProto.UINT8
+# nearest Resizes of [batch, 1, seq, 8] to sizes read from its shape, one
+# per coordinate and rounding mode: up to [batch, 1, seq + 1, 9] ("sz") and
+# down to [batch, 1, seq, 5] ("szd")
+NEAREST_CASES = [("asym_floor", "sz", "asymmetric", "floor"),
+                 ("half_prefer_floor", "sz", "half_pixel", "round_prefer_floor"),
+                 ("pytorch_prefer_ceil", "sz", "pytorch_half_pixel", "round_prefer_ceil"),
+                 ("align_ceil", "sz", "align_corners", "ceil"),
+                 ("tf_nn_down", "szd", "tf_half_pixel_for_nn", "round_prefer_floor"),
+                 ("half_down", "szd", "half_pixel", "round_prefer_ceil")]
 save("symbolic_more", [
     helper.make_node("CumSum", ["x", "one"], ["cs"]),
     helper.make_node("OneHot", ["ids", "depth", "onoff"], ["oh"], axis=-1),
@@ -666,6 +676,9 @@ save("symbolic_more", [
     helper.make_node("Resize", ["x1", "", "", "sz"], ["y_resize_size"], mode="linear"),
     helper.make_node("Resize", ["x1", "", "", "sz"], ["y_resize_ac"], mode="linear",
                      coordinate_transformation_mode="align_corners"),
+    helper.make_node("Add", ["shape4", "shrink"], ["szd"]),
+] + [helper.make_node("Resize", ["x1", "", "", size], ["y_near_" + name], mode="nearest",
+                      coordinate_transformation_mode=ctm, nearest_mode=nm) for name, size, ctm, nm in NEAREST_CASES
 ], [vi("x", F, ["batch", "seq", 8]), vi("ids", I64, ["batch", "seq"])],
     [vi("y_cs", F, ["batch", "seq", 8]), vi("y_ge", F, ["batch", "seq", 1]), vi("y_qdq", F, ["batch", "seq", 8]),
      vi("y_ein", F, ["batch", "seq", 6]), vi("y_d2s", F, ["batch", 2, "seq2", 2]),
@@ -673,14 +686,16 @@ save("symbolic_more", [
      vi("i_sort", I64, ["batch", "seq", 8]), vi("y_div", F, ["batch", 1, 8]), vi("y_reflect", F, ["batch", "seq3", 8]),
      vi("y_edge", F, ["batch2", "seq", 9]), vi("y_bilinear", F, ["batch", 1, "seq2", 16]),
      vi("y_bilinear_asym", F, ["batch", 1, "seq3", 8]), vi("y_resize_size", F, ["batch", 1, "seq1", 9]),
-     vi("y_resize_ac", F, ["batch", 1, "seq1", 9])],
+     vi("y_resize_ac", F, ["batch", 1, "seq1", 9])] +
+    [vi("y_near_" + name, F, ["batch", 1, "seqn", "wn"]) for name, _, _, _ in NEAREST_CASES],
     [i64("one", 1), i64("depth", 6), numpy_helper.from_array(np.array([0.0, 1.0], np.float32), "onoff"),
      w("Woh", (6, 8), 1.0, rs), i64("two1", [2]), i64("three1", [3]), i64("zero1", [0]), i64("one1", [1]),
      numpy_helper.from_array(np.array(0.02, np.float32), "qs"), numpy_helper.from_array(np.array(128, np.uint8), "qz"),
      w("We", (8, 6), 0.5, rs), w("lw", (1, 20, 8), 0.5, rs), w("lr", (1, 20, 5), 0.5, rs), w("lb", (1, 40), 0.1, rs),
      i64("pads_r", [0, 1, 0, 0, 2, 0]), i64("pads_e", [2, 0, 1, 0, 0, 0]),
      numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc22"),
-     numpy_helper.from_array(np.array([1, 1, 3, 1], np.float32), "sc31"), i64("grow", [0, 0, 1, 1])])
+     numpy_helper.from_array(np.array([1, 1, 3, 1], np.float32), "sc31"), i64("grow", [0, 0, 1, 1]),
+     i64("shrink", [0, 0, 0, -3])])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
