@@ -231,6 +231,10 @@ bool imp_has_syms(const imp_node *n);
  * compile time for constant indices). */
 ir_ref imp_wrap_indices(imp_node *n, ir_ref idx, int64_t v);
 
+/* The indices' extent `in` on `axis` no larger than the data's `of`
+ * (GatherElements, ScatterElements): refused when both are numbers and it
+ * is larger, assumed (the generated entry checks it) when symbolic; 0 or -1. */
+int imp_fits_within(imp_node *n, int64_t in, int64_t of, int axis);
 /* Normalises a possibly negative axis against `rank` (error when out of range). */
 int imp_axis(imp_node *n, int64_t axis, int rank);
 const ir_shape *imp_shape(imp_node *n, ir_ref r);

@@ -161,6 +161,14 @@ ir_ref imp_wrap_indices(imp_node *n, ir_ref idx, int64_t v) {
   return ir_check_index(g, ir_where(g, neg, ir_binary(g, IR_ADD, idx, size), idx), v);
 }
 
+int imp_fits_within(imp_node *n, int64_t in, int64_t of, int axis) {
+  if (!ir_dim_is_sym(in) && !ir_dim_is_sym(of))
+    return in > of ? imp_fail(n, "indices larger than data on axis %d", axis) : 0;
+  char why[96];
+  snprintf(why, sizeof why, "the indices no larger than the data on axis %d", axis);
+  return ir_assume_nonneg(n->g, ir_dim_sub(of, in), why);
+}
+
 int imp_axis(imp_node *n, int64_t axis, int rank) {
   if (axis < -rank || axis >= (rank ? rank : 1))
     return imp_fail(n, "axis %lld is out of range for rank %d", (long long)axis, rank);

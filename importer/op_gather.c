@@ -7,8 +7,6 @@
  * the pattern into an indexed read. */
 #include "importer_impl.h"
 
-#include <stdio.h>
-
 static ir_shape shape_of(imp_node *n, ir_ref r) {
   return *imp_shape(n, r);
 }
@@ -68,16 +66,6 @@ static int lower_gather(imp_node *n) {
   return imp_set_out(n, 0, strict(n, select_sum(n, hit, ir_view_reshape(g, data, dv), vax)));
 }
 
-/* The indices' extent `in` on axis i no larger than the data's `of`: a
- * symbolic pair is assumed so (the generated entry checks it); 0 or -1. */
-static int fits_within(imp_node *n, int64_t in, int64_t of, int i) {
-  if (!ir_dim_is_sym(in) && !ir_dim_is_sym(of))
-    return in > of ? imp_fail(n, "indices larger than data on axis %d", i) : 0;
-  char why[96];
-  snprintf(why, sizeof why, "the indices no larger than the data on axis %d", i);
-  return ir_assume_nonneg(n->g, ir_dim_sub(of, in), why);
-}
-
 /* Iteration space I ++ [V]: data cut to the extent of the indices on the
  * other axes, with its axis a moved last and a unit axis in its place. */
 static int lower_gather_elements(imp_node *n) {
@@ -94,7 +82,7 @@ static int lower_gather_elements(imp_node *n) {
   int64_t st[IR_MAX_RANK], sp[IR_MAX_RANK], ln[IR_MAX_RANK];
   int perm[IR_MAX_RANK];
   for (int i = 0; i < r; i++) {
-    if (i != a && fits_within(n, is.d[i], ds.d[i], i)) return -1;
+    if (i != a && imp_fits_within(n, is.d[i], ds.d[i], i)) return -1;
     st[i] = 0, sp[i] = 1, ln[i] = i == a ? ds.d[i] : is.d[i];
     perm[i] = i < a ? i : i + 1 < r ? i + 1 : a;
   }

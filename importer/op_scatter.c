@@ -92,8 +92,8 @@ static int lower_scatter_elements(imp_node *n) {
   if (a < 0 || !parse_reduction(n, &red)) return -1;
   int64_t pb[IR_MAX_RANK] = {0}, pa[IR_MAX_RANK] = {0};
   for (int i = 0; i < r; i++) {
-    if (i != a && is.d[i] > ds.d[i]) return imp_fail(n, "indices larger than data on axis %d", i);
-    pa[i] = i == a ? 0 : ds.d[i] - is.d[i];
+    if (i != a && imp_fits_within(n, is.d[i], ds.d[i], i)) return -1;
+    pa[i] = i == a ? 0 : ir_dim_sub(ds.d[i], is.d[i]);
   }
   ir_ref w = ir_view_pad(g, imp_wrap_indices(n, idx, ds.d[a]), pb, pa, -1.0);
   ir_ref u = ir_view_pad(g, upd, pb, pa, 0.0);
@@ -114,12 +114,13 @@ static int lower_scatter_nd(imp_node *n) {
   reduction red = RED_NONE;
   if (!parse_reduction(n, &red)) return -1;
   if (q < 1) return imp_fail(n, "indices must have rank >= 1");
+  if (ir_dim_is_sym(is.d[q - 1])) return imp_fail_sym(n, is.d[q - 1], "index tuples of a symbolic length");
+  if (is.d[q - 1] < 1 || is.d[q - 1] > r) return imp_fail(n, "index tuples do not fit rank %d", r);
   int k = (int)is.d[q - 1];
-  if (k < 1 || k > r) return imp_fail(n, "index tuples of length %d do not fit rank %d", k, r);
   int rank = 2 + r - k;
   if (rank > IR_MAX_RANK) return imp_fail(n, "rank too high");
   int64_t M = 1, V = 1;
-  for (int i = 0; i < q - 1; i++) M *= is.d[i];
+  for (int i = 0; i < q - 1; i++) M = ir_dim_mul(M, is.d[i]);
   int64_t st[IR_MAX_RANK], sp[IR_MAX_RANK], ln[IR_MAX_RANK];
   for (int i = 0; i < q; i++) st[i] = 0, sp[i] = 1, ln[i] = is.d[i];
   ln[q - 1] = 1;
@@ -127,10 +128,12 @@ static int lower_scatter_nd(imp_node *n) {
   for (int m = k - 1; m >= 0; m--) {
     st[q - 1] = m;
     ir_ref c = imp_wrap_indices(n, ir_view_slice(g, idx, st, sp, ln), ds.d[m]);
-    c = ir_binary(g, IR_MUL, c, ir_scalar(g, IR_I64, (double)V));
+    /* the stride as an exact (possibly symbolic) int64, not a double */
+    c = ir_binary(g, IR_MUL, c, ir_load_int(g, IR_I64, ir_shape_make(0, NULL), V));
     flat = flat == IR_NONE ? c : ir_binary(g, IR_ADD, flat, c);
-    V *= ds.d[m];
+    V = ir_dim_mul(V, ds.d[m]);
   }
+  if (M == IR_DIM_INVALID || V == IR_DIM_INVALID) return imp_fail(n, "the indexed axes' product overflows");
   ir_shape dv = {.rank = rank}, fv = {.rank = rank}, uv = {.rank = rank};
   for (int i = 0; i < rank; i++) {
     int64_t rest = i >= 2 ? ds.d[k + i - 2] : 1;
@@ -190,9 +193,9 @@ static int lower_topk(imp_node *n) {
 
 const imp_op_entry imp_ops_scatter[] = {
     {"ReverseSequence", lower_reverse_sequence, 0},
-    {"ScatterElements", lower_scatter_elements, 0},
-    {"Scatter", lower_scatter_elements, 0},
-    {"ScatterND", lower_scatter_nd, 0},
+    {"ScatterElements", lower_scatter_elements, IMP_SYM},
+    {"Scatter", lower_scatter_elements, IMP_SYM},
+    {"ScatterND", lower_scatter_nd, IMP_SYM},
     {"TopK", lower_topk, IMP_SYM},
     {NULL, NULL, 0},
 };
