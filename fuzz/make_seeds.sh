@@ -3,12 +3,13 @@
 # package's pytorch-converted, pytorch-operator and simple suites (opset 6
 # exports among them: the legacy attribute forms), up to 1 MiB each, the
 # hostile-input models (deep nesting, huge attributes, overflowing sizes;
-# tests/hostile/gen_hostile.py) and models with large attributes, made
-# once per seed version (the marker file).
+# tests/hostile/gen_hostile.py), models with large attributes, and models
+# with symbolic dimensions (the node tests tests/symbolic makes symbolic,
+# models/misc/symbolic_*.onnx), made once per seed version (the marker file).
 out=$1
 node=${NODE_DIR:-/usr/share/libonnx-testdata/data/node}
 here=$(cd "$(dirname "$0")" && pwd)
-[ -f "$out/.seeds-v3" ] && exit 0
+[ -f "$out/.seeds-v4" ] && exit 0
 data=$(dirname "$node")
 for m in "$node"/*/model.onnx "$data"/pytorch-converted/*/model.onnx "$data"/pytorch-operator/*/model.onnx \
          "$data"/simple/*/model.onnx; do
@@ -42,5 +43,8 @@ save("large_tensor.onnx", [h.make_node("Constant", [], ["w"], value=h.make_tenso
                            h.make_node("Conv", ["x", "w"], ["y"], pads=[3, 3, 4, 4])])
 save("pool_kernel.onnx", [h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[8, 8], strides=[1, 1])])
 PY
+/usr/bin/python3 "$here/../tests/symbolic/symbolize.py" "$node" "$here/../tests/symbolic/cases.txt" "$tmp/sym" &&
+  for d in "$tmp"/sym/*/; do cp "$d/model.onnx" "$out/symbolic_$(basename "$d").onnx"; done
+cp "$here"/../models/misc/symbolic_*.onnx "$out"/
 rm -rf "$tmp"
-touch "$out/.seeds-v3"
+touch "$out/.seeds-v4"

@@ -62,7 +62,8 @@ static ir_ref elem_weight(imp_node *n, ir_ref hit, ir_ref t64, ir_ref w, ir_dtyp
   }
   if (!imp_has_attr(n, "ignore_index")) return wt;
   int64_t ii = imp_attr_i(n, "ignore_index", 0);
-  ir_ref keep = ir_binary(g, IR_NEQ, ir_view_unsqueeze(g, t64, 1), ir_scalar(g, IR_I64, (double)ii));
+  /* exact as an int64: a double would round ii (and past 2^63 not convert) */
+  ir_ref keep = ir_binary(g, IR_NEQ, ir_view_unsqueeze(g, t64, 1), ir_load_int(g, IR_I64, ir_shape_make(0, NULL), ii));
   return ir_where(g, keep, wt, ir_scalar(g, t, 0));
 }
 

@@ -192,7 +192,7 @@ static int lower_topk(imp_node *n) {
 
 
 const imp_op_entry imp_ops_scatter[] = {
-    {"ReverseSequence", lower_reverse_sequence, 0},
+    {"ReverseSequence", lower_reverse_sequence, IMP_SYM},
     {"ScatterElements", lower_scatter_elements, IMP_SYM},
     {"Scatter", lower_scatter_elements, IMP_SYM},
     {"ScatterND", lower_scatter_nd, IMP_SYM},

@@ -86,9 +86,14 @@ ir_ref ir_const_mapped(ir_graph *g, const char *name, ir_dtype t, ir_shape s, co
 
 ir_ref ir_load(ir_graph *g, ir_dtype t, ir_shape s, double value) {
   if (g->failed || !ir_shape_ok(g, &s)) return IR_NONE;
+  /* an integer constant must convert: outside int64 (uint64 for IR_U64,
+   * held as its bits) or NaN the cast is UB */
+  bool big = t == IR_U64 && value >= 0x1p63;
+  if (!ir_dtype_is_float(t) && !(value >= -0x1p63 && value < (t == IR_U64 ? 0x1p64 : 0x1p63)))
+    return ir_fail(g, "the constant %.17g does not fit %s", value, ir_dtype_name(t)), IR_NONE;
   ir_node n = node_init(IR_LOAD, t, s);
   n.fval = value;
-  n.ival = ir_dtype_is_float(t) ? 0 : (int64_t)value;
+  n.ival = ir_dtype_is_float(t) ? 0 : big ? (int64_t)(uint64_t)value : (int64_t)value;
   if (t == IR_BOOL) n.ival = value != 0;
   if (g->nsyms && ir_dim_is_sym(n.ival))
     return ir_fail(g, "the value %.17g is in the range reserved for symbolic dimensions", value), IR_NONE;

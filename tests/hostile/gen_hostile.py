@@ -577,3 +577,11 @@ for nm, mels, dft, lo in (("mel_big", 1 << 20, 1 << 30, 0.0), ("mel_nan", 4, 16,
                              [ints("m", mels), ints("n", dft), ints("r", 16000),
                               numpy_helper.from_array(np.float32(lo), "lo"),
                               numpy_helper.from_array(np.float32(8000), "hi")], opset=17))
+
+# An integer attribute at INT64_MAX that becomes a constant of the graph
+# (found by the fuzzer, 2026-12-06): NegativeLogLikelihoodLoss's
+# ignore_index went through a double, whose cast back to int64 is UB past
+# 2^63; it must compile exactly (and, under UBSan, without a report).
+save("nll_ignore_max.onnx", model([h.make_node("NegativeLogLikelihoodLoss", ["x", "t"], ["y"], reduction="mean",
+                                               ignore_index=(1 << 63) - 1)],
+                                  [vi("x", F, (3, 5)), vi("t", TensorProto.INT64, (3,))], [vi("y", F, ())]))
