@@ -585,3 +585,21 @@ for nm, mels, dft, lo in (("mel_big", 1 << 20, 1 << 30, 0.0), ("mel_nan", 4, 16,
 save("nll_ignore_max.onnx", model([h.make_node("NegativeLogLikelihoodLoss", ["x", "t"], ["y"], reduction="mean",
                                                ignore_index=(1 << 63) - 1)],
                                   [vi("x", F, (3, 5)), vi("t", TensorProto.INT64, (3,))], [vi("y", F, ())]))
+
+# A type's highest value as a constant of the graph: INT64_MAX and
+# UINT64_MAX reach ir_load as doubles that round up to 2^63 and 2^64, whose
+# cast was UB (and gave INT64_MIN on x86: a min-reduction's start value
+# below every element). The uint64 ReduceMin's input, its expected output
+# (numpy) and the int64 ScatterElements(min) model are checked at test time.
+U64 = TensorProto.UINT64
+save("reduce_min_u64.onnx", model([h.make_node("ReduceMin", ["x"], ["y"], axes=[1], keepdims=0)],
+                                  [vi("x", U64, (2, 3))], [vi("y", U64, (2,))]))
+xu = np.array([[2**64 - 1, 2**63 + 5, 7], [2**63, 2**64 - 2, 2**63 + 1]], dtype=np.uint64)
+with open(os.path.join(out, "reduce_min_u64_in.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(xu, "x").SerializeToString())
+with open(os.path.join(out, "reduce_min_u64_want.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(xu.min(axis=1), "y").SerializeToString())
+I64 = TensorProto.INT64
+save("scatter_min_i64.onnx", model([h.make_node("ScatterElements", ["d", "i", "u"], ["y"], axis=1, reduction="min")],
+                                   [vi("d", I64, (2, 4)), vi("i", I64, (2, 4)), vi("u", I64, (2, 4))],
+                                   [vi("y", I64, (2, 4))], opset=18))
