@@ -67,7 +67,13 @@ static int lower_space_to_depth(imp_node *n) {
 
 /* ---------------------------------------------------------------- Resize */
 
-typedef enum { NN_ROUND_FLOOR, NN_ROUND_CEIL, NN_FLOOR, NN_CEIL } nn_mode;
+/* the nearest modes as resize_sym.c takes them (importer_impl.h) */
+typedef enum {
+  NN_ROUND_FLOOR = IMP_NN_ROUND_FLOOR,
+  NN_ROUND_CEIL = IMP_NN_ROUND_CEIL,
+  NN_FLOOR = IMP_NN_FLOOR,
+  NN_CEIL = IMP_NN_CEIL
+} nn_mode;
 typedef enum { M_NEAREST, M_LINEAR, M_CUBIC } rs_mode;
 
 typedef struct {
@@ -422,9 +428,7 @@ static int resize_common(imp_node *n, ir_ref x, const resize_opts *o, const doub
     bool rt = false;
     for (int a = 0; a < r; a++)
       rt |= scale[a] == 0 || (ir_dim_is_sym(s.d[a]) && scale[a] != 1 && !repeat_ok(o, scale[a], crop));
-    static const int nn[] = {[NN_ROUND_FLOOR] = IMP_NN_ROUND_FLOOR, [NN_ROUND_CEIL] = IMP_NN_ROUND_CEIL,
-                             [NN_FLOOR] = IMP_NN_FLOOR, [NN_CEIL] = IMP_NN_CEIL};
-    if (rt) return imp_resize_nearest_sym(n, x, o->ctm, nn[o->nn], scale, osz);
+    if (rt) return imp_resize_nearest_sym(n, x, o->ctm, (int)o->nn, scale, osz);
   }
   ir_ref mask = IR_NONE, y = x;
   int64_t rep[IR_MAX_RANK] = {0}; /* static axes resized by a repeat, applied at the end */

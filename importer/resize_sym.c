@@ -27,11 +27,19 @@ static ir_ref dim_f32(ir_graph *g, int64_t d) {
   return ir_cast(g, ir_load_int(g, IR_I64, s0, d), IR_F32);
 }
 
-/* The float32 scale of a static axis as onnxruntime holds it: the given
- * scale, or out / in (from sizes, where the double is not a float). */
-static ir_ref static_scale(ir_graph *g, double scale, int64_t in, int64_t out) {
-  float f = (double)(float)scale == scale ? (float)scale : (float)out / (float)in;
-  return ir_scalar(g, IR_F32, f);
+/* The float32 scale of axis `a` (length L, resized to out) as onnxruntime
+ * holds it: out / L divided at run time for a size read from a shape
+ * (scale 0); the given scale on a static axis, or out / in where that
+ * double is no float (sizes); a whole k on a symbolic axis, whose size k L
+ * is the only polynomial one (anything else refused). IR_NONE on error. */
+static ir_ref axis_scale(imp_node *n, double scale, int64_t L, int64_t out) {
+  ir_graph *g = n->g;
+  if (scale == 0) return ir_cast(g, imp_div_f32(g, dim_f32(g, out), dim_f32(g, L)), IR_F32);
+  if (!ir_dim_is_sym(L))
+    return ir_scalar(g, IR_F32, (double)(float)scale == scale ? (float)scale : (float)out / (float)L);
+  if (!(scale >= 1 && scale <= 64) || (double)(int64_t)scale != scale)
+    return imp_fail_sym(n, L, "a resize of a symbolic axis by other than a whole scale"), IR_NONE;
+  return ir_scalar(g, IR_F32, scale);
 }
 
 /* Along axis `axis` (H = 2 or W = 3) of length L resized to `out` with the
@@ -95,21 +103,8 @@ int imp_resize_bilinear_sym(imp_node *n, ir_ref x, const char *ctm, const double
   int64_t sym = ir_dim_is_sym(s.d[2]) ? s.d[2] : s.d[3];
   int cm = coord_mode_of(ctm);
   if (cm < 0 || cm == CT_TF_HALF_NN) return imp_fail_sym(n, sym, "a linear resize of a symbolic axis in this mode");
-  ir_ref sc[2];
-  for (int a = 2; a < 4; a++) {
-    if (scale[a] == 0) { /* to a size: the scale out / L as onnxruntime takes it, in float32 */
-      sc[a - 2] = ir_cast(g, imp_div_f32(g, dim_f32(g, osz[a]), dim_f32(g, s.d[a])), IR_F32);
-      continue;
-    }
-    if (!ir_dim_is_sym(s.d[a])) { /* a static axis: the scale as resize_bilinear takes it */
-      sc[a - 2] = static_scale(g, scale[a], s.d[a], osz[a]);
-      continue;
-    }
-    int64_t k = (int64_t)scale[a];
-    if (!(scale[a] >= 1 && scale[a] <= 64) || (double)k != scale[a])
-      return imp_fail_sym(n, sym, "a linear resize of a symbolic axis by other than a whole scale");
-    sc[a - 2] = ir_scalar(g, IR_F32, (double)k);
-  }
+  ir_ref sc[2] = {axis_scale(n, scale[2], s.d[2], osz[2]), axis_scale(n, scale[3], s.d[3], osz[3])};
+  if (sc[0] == IR_NONE || sc[1] == IR_NONE) return -1;
   ir_ref iy1, iy2, dy1, dy2, ix1, ix2, dx1, dx2;
   axis_sym(g, cm, 2, s.d[2], osz[2], sc[0], &iy1, &iy2, &dy1, &dy2);
   axis_sym(g, cm, 3, s.d[3], osz[3], sc[1], &ix1, &ix2, &dx1, &dx2);
@@ -156,16 +151,8 @@ int imp_resize_nearest_sym(imp_node *n, ir_ref x, const char *ctm, int nn, const
   ir_shape s0 = {0};
   for (int a = 0; a <= last_axis; a++) {
     if (scale[a] == 1 && osz[a] == s.d[a]) continue;
-    ir_ref sc;
-    if (scale[a] == 0) { /* to a size: out / L as onnxruntime divides them */
-      sc = ir_cast(g, imp_div_f32(g, dim_f32(g, osz[a]), dim_f32(g, s.d[a])), IR_F32);
-    } else if (ir_dim_is_sym(s.d[a])) { /* out = k L: only a whole k keeps a polynomial size */
-      if (!(scale[a] >= 1 && scale[a] <= 64) || (double)(int64_t)scale[a] != scale[a])
-        return imp_fail_sym(n, s.d[a], "a resize of a symbolic axis by other than a whole scale");
-      sc = ir_scalar(g, IR_F32, scale[a]);
-    } else {
-      sc = static_scale(g, scale[a], s.d[a], osz[a]);
-    }
+    ir_ref sc = axis_scale(n, scale[a], s.d[a], osz[a]);
+    if (sc == IR_NONE) return -1;
     ir_ref last = ir_load_int(g, IR_I64, s0, ir_dim_sub(s.d[a], 1));
     ir_ref i = nearest_index(g, source_coord(g, cm, r, a, s.d[a], osz[a], sc), nn);
     i = ir_binary(g, IR_MAX, ir_min(g, i, last), ir_scalar(g, IR_I64, 0));
