@@ -603,3 +603,34 @@ I64 = TensorProto.INT64
 save("scatter_min_i64.onnx", model([h.make_node("ScatterElements", ["d", "i", "u"], ["y"], axis=1, reduction="min")],
                                    [vi("d", I64, (2, 4)), vi("i", I64, (2, 4)), vi("u", I64, (2, 4))],
                                    [vi("y", I64, (2, 4))], opset=18))
+
+# Duplicate indices under reduction "none": the last update wins, as
+# onnxruntime applies them in order (compiled as a sum of them before
+# 2026-12-06: torch 1.13 exports scatter_add at opset 14 as ScatterElements
+# onto zeros). Symbolic extents, a negative index, int32 and bool data;
+# checked against onnxruntime at test time on these inputs.
+B = TensorProto.BOOL
+I32 = TensorProto.INT32
+dup_inputs = {
+    "scatter_dup_f32": [("d", np.zeros((2, 5), np.float32)), ("i", np.array([[1, 1, 1, 3], [4, 0, -1, 4]], np.int64)),
+                        ("u", np.array([[10, 20, 30, 40], [1, 2, 3, 4]], np.float32))],
+    "scatternd_dup_i32": [("d", np.arange(15, dtype=np.int32).reshape(5, 3)),
+                          ("i", np.array([[1], [3], [1], [-1], [1], [4]], np.int64)),
+                          ("u", np.arange(100, 118, dtype=np.int32).reshape(6, 3))],
+    "scatter_dup_bool": [("d", np.array([[1, 0], [0, 1], [1, 1], [0, 0]], bool)),
+                         ("i", np.array([[2, 0], [2, 0], [1, 0], [2, 3]], np.int64)),
+                         ("u", np.array([[1, 1], [0, 0], [1, 0], [1, 1]], bool))],
+}
+save("scatter_dup_f32.onnx", model([h.make_node("ScatterElements", ["d", "i", "u"], ["y"], axis=1)],
+                                   [vi("d", F, ("b", 5)), vi("i", I64, ("b", "j")), vi("u", F, ("b", "j"))],
+                                   [vi("y", F, ("b", 5))]))
+save("scatternd_dup_i32.onnx", model([h.make_node("ScatterND", ["d", "i", "u"], ["y"])],
+                                     [vi("d", I32, ("n", 3)), vi("i", I64, ("m", 1)), vi("u", I32, ("m", 3))],
+                                     [vi("y", I32, ("n", 3))]))
+save("scatter_dup_bool.onnx", model([h.make_node("ScatterElements", ["d", "i", "u"], ["y"], axis=0)],
+                                    [vi("d", B, (4, 2)), vi("i", I64, ("j", 2)), vi("u", B, ("j", 2))],
+                                    [vi("y", B, (4, 2))]))
+for name, ins in dup_inputs.items():
+    for k, (nm, arr) in enumerate(ins):
+        with open(os.path.join(out, f"{name}_in{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(arr, nm).SerializeToString())
