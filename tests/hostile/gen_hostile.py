@@ -634,3 +634,23 @@ for name, ins in dup_inputs.items():
     for k, (nm, arr) in enumerate(ins):
         with open(os.path.join(out, f"{name}_in{k}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(arr, nm).SerializeToString())
+
+# MaxUnpool of overlapping windows (stride 1 < kernel 3: the 9 windows of a
+# 5x5 plane pick the same maximum) and of indices given with duplicates:
+# the last input wins, as onnxruntime writes them in order (the sum of the
+# duplicates before 2026-12-06: 45 for a maximum of 5).
+save("maxunpool_overlap.onnx", model([h.make_node("MaxPool", ["x"], ["p", "i"], kernel_shape=[3, 3], strides=[1, 1]),
+                                      h.make_node("MaxUnpool", ["p", "i"], ["y"], kernel_shape=[3, 3], strides=[1, 1])],
+                                     [vi("x", F, (1, 2, 5, 5))], [vi("y", F, (1, 2, 5, 5))]))
+save("maxunpool_dup.onnx", model([h.make_node("MaxUnpool", ["x", "i"], ["y"], kernel_shape=[2, 2], strides=[2, 2])],
+                                 [vi("x", F, (1, 1, 2, 3)), vi("i", I64, (1, 1, 2, 3))], [vi("y", F, (1, 1, 4, 6))]))
+xo = np.zeros((1, 2, 5, 5), np.float32)
+xo[0, 0, 2, 2], xo[0, 0, 0, 0], xo[0, 1, 1, 3], xo[0, 1, 4, 0] = 5, 1, -2, 7
+xo[0, 1] -= 3
+unpool_inputs = {"maxunpool_overlap": [("x", xo)],
+                 "maxunpool_dup": [("x", np.array([[[[1, 2, 3], [4, 5, 6]]]], np.float32)),
+                                   ("i", np.array([[[[7, 7, 0], [23, 7, 0]]]], np.int64))]}
+for name, ins in unpool_inputs.items():
+    for k, (nm, arr) in enumerate(ins):
+        with open(os.path.join(out, f"{name}_in{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(arr, nm).SerializeToString())
