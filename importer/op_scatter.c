@@ -160,7 +160,8 @@ static int lower_scatter_nd(imp_node *n) {
 /* ------------------------------------------------------------------- TopK */
 
 /* rank_i = #{j : x_j before x_i} with "before" = larger (smaller) value,
- * ties by lower index; output slot r takes the element of rank r. */
+ * NaN the largest, ties by lower index: a total order, so every rank is
+ * held once; output slot r takes the element of rank r. */
 static int lower_topk(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0);
@@ -188,8 +189,18 @@ static int lower_topk(imp_node *n) {
   bool largest = imp_attr_i(n, "largest", 1) != 0;
   ir_ref xi = ir_view_unsqueeze(g, x, r), xj = axis_to_last(g, x, r, a);
   ir_ref ii = ir_iota(g, imp_unit_shape(r + 1, a, N), a), jj = ir_iota(g, imp_unit_shape(r + 1, r, N), r);
-  ir_ref better = largest ? ir_gt(g, xj, xi) : ir_binary(g, IR_LT, xj, xi);
-  ir_ref tie = ir_binary(g, IR_AND, ir_eq(g, xj, xi), ir_binary(g, IR_LT, jj, ii));
+  ir_ref better = largest ? ir_gt(g, xj, xi) : ir_binary(g, IR_LT, xj, xi), same = ir_eq(g, xj, xi);
+  if (ir_dtype_is_float(t)) {
+    /* NaN ranks above every number (torch.topk's order): with plain
+     * compares a NaN and the largest number both took rank 0, and the
+     * slot summed their values and their indices (an index past the axis) */
+    ir_ref nj = ir_binary(g, IR_NEQ, xj, xj), ni = ir_binary(g, IR_NEQ, xi, xi);
+    ir_ref nan_first = largest ? ir_binary(g, IR_AND, nj, ir_unary(g, IR_NOT, ni))
+                               : ir_binary(g, IR_AND, ni, ir_unary(g, IR_NOT, nj));
+    better = ir_binary(g, IR_OR, better, nan_first);
+    same = ir_binary(g, IR_OR, same, ir_binary(g, IR_AND, nj, ni));
+  }
+  ir_ref tie = ir_binary(g, IR_AND, same, ir_binary(g, IR_LT, jj, ii));
   ir_ref before = ir_cast(g, ir_binary(g, IR_OR, better, tie), IR_I64);
   ir_ref rank = ir_sum(g, before, 1u << r, false);
   ir_ref slot = ir_iota(g, imp_unit_shape(r + 1, a, kk), a);

@@ -654,3 +654,22 @@ for name, ins in unpool_inputs.items():
     for k, (nm, arr) in enumerate(ins):
         with open(os.path.join(out, f"{name}_in{k}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(arr, nm).SerializeToString())
+
+# TopK over NaN: NaN ranks above every number (torch.topk's order), ties by
+# the lower index (the spec). With plain compares a NaN and the largest
+# number both took rank 0 and the slot summed them: index 5 on an axis of
+# 4 (before 2026-12-06). Expected outputs from numpy's lexsort; onnxruntime
+# is not the reference here (its order depends on where the NaN sits).
+xt = np.array([[1, np.nan, 3, 2, -np.inf], [np.inf, np.nan, np.inf, -1, np.nan], [5, 5, np.nan, np.nan, 0],
+               [0, -0.0, 2, 2, -2]], np.float32)
+for name, largest in (("topk_nan", 1), ("topk_nan_smallest", 0)):
+    save(name + ".onnx", model([h.make_node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=largest)],
+                               [vi("x", F, (4, 5))], [vi("v", F, (4, 3)), vi("i", I64, (4, 3))], [ints("k", [3])]))
+    nan = np.isnan(xt)
+    order = np.stack([np.lexsort((np.arange(5), -np.nan_to_num(r) if largest else np.nan_to_num(r),
+                                  ~n if largest else n)) for r, n in zip(xt, nan)])[:, :3]
+    for k, arr in enumerate((np.take_along_axis(xt, order, 1), order.astype(np.int64))):
+        with open(os.path.join(out, f"{name}_want{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(arr, "vi"[k]).SerializeToString())
+with open(os.path.join(out, "topk_nan_in.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(xt, "x").SerializeToString())
