@@ -176,15 +176,28 @@ static int lower_unique(imp_node *n) {
                           ir_iota(g, SH(1, 1, 1, Q), 3));
     ir_ref big = i64(g, INT64_C(1) << 60);
     ir_ref kstar = ir_min_reduce(g, ir_where(g, ne, kk, big), 9u, true); /* first difference */
-    ir_ref at = ir_binary(g, IR_AND, ir_eq(g, kk, kstar), ir_binary(g, IR_LT, xj, xi));
+    ir_ref lt = ir_binary(g, IR_LT, xj, xi);
+    if (ir_dtype_is_float(imp_dtype(n, x))) {
+      /* NaN after every number, NaNs (each its own entry) in the order they
+       * occur, as numpy's unique(equal_nan=False): with the plain compare a
+       * NaN came before nothing and nothing before it, and shared its
+       * place with the smallest entry (garbage values, indices past D) */
+      ir_ref ni = ir_binary(g, IR_NEQ, xi, xi), nj = ir_binary(g, IR_NEQ, xj, xj);
+      ir_ref nan_after = ir_binary(g, IR_AND, ni, ir_unary(g, IR_NOT, nj));
+      ir_ref nan_order = ir_binary(g, IR_AND, ir_binary(g, IR_AND, ni, nj), ir_view_reshape(g, jlt, SH(1, D, D, 1)));
+      lt = ir_binary(g, IR_OR, lt, ir_binary(g, IR_OR, nan_after, nan_order));
+    }
+    ir_ref at = ir_binary(g, IR_AND, ir_eq(g, kk, kstar), lt);
     order = ir_binary(g, IR_LT, i64(g, 0), ir_sum(g, ir_cast(g, at, IR_I64), 9u, false));
   } else {
     order = jlt;
   }
   ir_ref key = ir_sum(g, ir_cast(g, ir_binary(g, IR_AND, order, firstj), IR_I64), 2u, false); /* [D] */
-  /* each row's unique entry: the key of the first occurrence of its value */
-  ir_ref inv = ir_sum(g, ir_where(g, ir_binary(g, IR_AND, same, firstj), ir_view_reshape(g, key, SH(1, D)), i64(g, 0)),
-                      2u, false);
+  /* each row's unique entry: the key of the first occurrence of its value
+   * (a row holding NaN equals no row but itself) */
+  ir_ref self = ir_eq(g, ir_iota(g, SH(1, D), 1), ir_iota(g, SH(D, 1), 0));
+  ir_ref mine = ir_binary(g, IR_AND, ir_binary(g, IR_OR, same, self), firstj);
+  ir_ref inv = ir_sum(g, ir_where(g, mine, ir_view_reshape(g, key, SH(1, D)), i64(g, 0)), 2u, false);
   ir_ref cnt = count_of(g, first);
   ir_ref src = source_of(g, first, key, D, D);
   ir_ref y = ir_view_reshape(g, pick_rows(g, x3, src, P, D, Q, D), with_axis(&s, axis, D));

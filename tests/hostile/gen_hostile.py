@@ -673,3 +673,23 @@ for name, largest in (("topk_nan", 1), ("topk_nan_smallest", 0)):
             f.write(numpy_helper.from_array(arr, "vi"[k]).SerializeToString())
 with open(os.path.join(out, "topk_nan_in.pb"), "wb") as f:
     f.write(numpy_helper.from_array(xt, "x").SerializeToString())
+
+# Unique over NaN: each NaN its own entry, after every number and in the
+# order they occur when sorted (numpy's unique with equal_nan=False; with
+# plain compares a NaN shared the smallest entry's place: garbage values
+# and an index past the input before 2026-12-06). Sorted and in order of
+# first occurrence, expected outputs from numpy.
+xu_nan = np.array([3, np.nan, 1, 3, np.nan, -2, 1, -0.0, 0], np.float32)
+uy, ui, uinv, uc = np.unique(xu_nan, return_index=True, return_inverse=True, return_counts=True, equal_nan=False)
+occ = np.argsort(ui, kind="stable")  # the entries in order of first occurrence
+rank = np.empty_like(occ)
+rank[occ] = np.arange(len(occ))
+for name, srt, want in (("unique_nan", 1, (uy, ui, uinv, uc)),
+                        ("unique_nan_unsorted", 0, (uy[occ], ui[occ], rank[uinv], uc[occ]))):
+    save(name + ".onnx", model([h.make_node("Unique", ["x"], ["y", "i", "inv", "c"], sorted=srt)], [vi("x", F, (9,))],
+                               [vi("y", F, ("k",)), vi("i", I64, ("k",)), vi("inv", I64, (9,)), vi("c", I64, ("k",))]))
+    for k, arr in enumerate(want):
+        with open(os.path.join(out, f"{name}_want{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(arr.astype(np.float32 if k == 0 else np.int64), ("y", "i", "inv", "c")[k]).SerializeToString())
+with open(os.path.join(out, "unique_nan_in.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(xu_nan, "x").SerializeToString())
