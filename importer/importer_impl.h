@@ -317,6 +317,7 @@ ir_shape imp_unit_shape(int rank, int axis, int64_t len);
 void imp_perm_to_last(int rank, int axis, int *perm);
 /* SUM over `axis` (kept) of WHERE(hit, v, 0); bool values by MAX (an OR). */
 ir_ref imp_select_sum(imp_node *n, ir_ref hit, ir_ref v, int axis);
+ir_ref imp_last_hit(imp_node *n, ir_ref hit, int axis);
 /* resize_sym.c: the bilinear Resize of [N, C, H, W] (float32; half_pixel,
  * pytorch_half_pixel, asymmetric or align_corners) with H or W symbolic,
  * as onnxruntime computes it: on H and W a whole scale, or scale 0 and the

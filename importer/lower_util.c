@@ -164,6 +164,19 @@ void imp_perm_to_last(int rank, int axis, int *perm) {
 
 /* ------------------------------------------------------- one-hot select */
 
+/* hit where it is the last (highest position along `axis`) of the hits
+ * of its line: where several inputs name one output, onnxruntime writes
+ * them in order and the last stays (scatters under reduction none,
+ * MaxUnpool); a sum of them is no order at all. */
+ir_ref imp_last_hit(imp_node *n, ir_ref hit, int axis) {
+  ir_graph *g = n->g;
+  if (ir_failed(g)) return IR_NONE;
+  ir_shape hs = ir_node_get(g, hit)->shape; /* a copy: new nodes move the graph */
+  ir_ref j = ir_iota(g, imp_unit_shape(hs.rank, axis, hs.d[axis]), axis);
+  ir_ref last = ir_max_reduce(g, ir_where(g, hit, j, imp_k(g, j, -1)), 1u << axis, true);
+  return ir_binary(g, IR_AND, hit, ir_eq(g, j, last));
+}
+
 /* SUM over `axis` (kept) of WHERE(hit, v, 0); bool values are reduced
  * with MAX over a byte copy (an OR). */
 ir_ref imp_select_sum(imp_node *n, ir_ref hit, ir_ref v, int axis) {

@@ -336,10 +336,9 @@ static ir_ref remap_indices(ir_graph *g, ir_ref idx, const ir_shape *dflt, const
 
 /* y[p] = X[j] for the last input position j with I[j] == p (0 where none),
  * per (n, c) plane: a compare of the indices against an iota of the flat
- * output position, reduced over the input positions. The last, as
- * onnxruntime writes the inputs in order: overlapping windows (stride <
- * kernel) pick the same maximum several times, and their sum, taken here
- * before, was that many times too large. */
+ * output position, reduced over the input positions (imp_last_hit:
+ * overlapping windows, stride < kernel, pick the same maximum several
+ * times, and their sum was that many times too large). */
 static int lower_maxunpool(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0), idx = imp_req(n, 1);
@@ -376,9 +375,7 @@ static int lower_maxunpool(imp_node *n) {
   ir_ref ir = ir_view_reshape(g, remap_indices(g, ir_cast(g, idx, IR_I64), &dflt, &out), r);
   ir_shape ps = {.rank = 3, .d = {NC, hout, 1}};
   ir_ref pos = ir_index(g, ps, (int64_t[]){hout, 1, 0}, 0);
-  ir_ref eq = ir_eq(g, ir, pos), j = ir_iota(g, imp_unit_shape(3, 2, hin), 2);
-  ir_ref last = ir_max_reduce(g, ir_where(g, eq, j, imp_k(g, j, -1)), 1u << 2, true);
-  ir_ref hit = ir_where(g, ir_binary(g, IR_AND, eq, ir_eq(g, j, last)), xr, imp_k(g, x, 0));
+  ir_ref hit = ir_where(g, imp_last_hit(n, ir_eq(g, ir, pos), 2), xr, imp_k(g, x, 0));
   ir_ref y = ir_reduce(g, IR_ADD, hit, 1u << 2);
   return imp_set_out(n, 0, ir_view_reshape(g, y, out));
 }

@@ -52,11 +52,10 @@ static bool parse_reduction(imp_node *n, reduction *red) {
 
 /* Combines data (unit at `axis`) with the updates hit along `axis`:
  * none replaces hit elements by the last update that hits them (the
- * updates in their order along `axis`, as onnxruntime applies them one
- * after another; the spec leaves the order of duplicates open, and their
- * sum, which this took before, is no order at all: torch 1.13 exports
- * scatter_add at opset 14 as ScatterElements onto zeros), the others fold
- * all hitting updates into the data element. */
+ * updates in their order along `axis`, imp_last_hit; the spec leaves the
+ * order of duplicates open: torch 1.13 exports scatter_add at opset 14 as
+ * ScatterElements onto zeros), the others fold all hitting updates into
+ * the data element. */
 static ir_ref scatter_combine(imp_node *n, ir_ref data, ir_ref hit, ir_ref upd, int axis, reduction red) {
   ir_graph *g = n->g;
   uint32_t ax = 1u << axis;
@@ -65,13 +64,7 @@ static ir_ref scatter_combine(imp_node *n, ir_ref data, ir_ref hit, ir_ref upd, 
   if (t == IR_BOOL && red != RED_NONE) return imp_fail(n, "bool data needs reduction none"), IR_NONE;
   ir_ref any = ir_binary(g, IR_NEQ, ir_max_reduce(g, ir_cast(g, hit, IR_U8), ax, true), ir_scalar(g, IR_U8, 0));
   switch (red) {
-  case RED_NONE: {
-    ir_shape hs = ir_node_get(g, hit)->shape; /* a copy: new nodes move the graph */
-    ir_ref j = ir_iota(g, imp_unit_shape(hs.rank, axis, hs.d[axis]), axis);
-    ir_ref last = ir_max_reduce(g, ir_where(g, hit, j, imp_k(g, j, -1)), ax, true);
-    ir_ref pick = ir_binary(g, IR_AND, hit, ir_eq(g, j, last));
-    return ir_where(g, any, imp_select_sum(n, pick, upd, axis), data);
-  }
+  case RED_NONE: return ir_where(g, any, imp_select_sum(n, imp_last_hit(n, hit, axis), upd, axis), data);
   case RED_ADD: return ir_binary(g, IR_ADD, data, imp_select_sum(n, hit, upd, axis));
   case RED_MUL: return ir_binary(g, IR_MUL, data, ir_prod(g, ir_where(g, hit, upd, imp_k(g, upd, 1)), ax, true));
   case RED_MAX: {

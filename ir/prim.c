@@ -84,21 +84,21 @@ ir_ref ir_const_mapped(ir_graph *g, const char *name, ir_dtype t, ir_shape s, co
   return ir_add_node(g, &n);
 }
 
+/* An integer constant's value saturated at int64's range (uint64's for
+ * IR_U64, held as its bits): a cast outside it is UB, and a type's highest
+ * value comes here as a double that rounds up (INT64_MAX as 2^63). */
+static int64_t saturated_int(ir_dtype t, double v) {
+  if (t == IR_U64 && v >= 0x1p63) return v >= 0x1p64 ? -1 : (int64_t)(uint64_t)v;
+  return v >= 0x1p63 ? INT64_MAX : v < -0x1p63 ? INT64_MIN : (int64_t)v;
+}
+
 ir_ref ir_load(ir_graph *g, ir_dtype t, ir_shape s, double value) {
   if (g->failed || !ir_shape_ok(g, &s)) return IR_NONE;
-  /* An integer constant saturates at int64's range (uint64's for IR_U64,
-   * held as its bits): a cast outside it is UB, and a type's highest value
-   * comes here as a double that rounds up (INT64_MAX as 2^63). NaN has no
-   * integer value. */
   if (!ir_dtype_is_float(t) && value != value)
     return ir_fail(g, "the constant NaN has no %s value", ir_dtype_name(t)), IR_NONE;
-  int64_t iv = 0;
-  if (ir_dtype_is_float(t)) iv = 0;
-  else if (t == IR_U64 && value >= 0x1p63) iv = value >= 0x1p64 ? -1 : (int64_t)(uint64_t)value;
-  else iv = value >= 0x1p63 ? INT64_MAX : value < -0x1p63 ? INT64_MIN : (int64_t)value;
   ir_node n = node_init(IR_LOAD, t, s);
   n.fval = value;
-  n.ival = iv;
+  n.ival = ir_dtype_is_float(t) ? 0 : saturated_int(t, value);
   if (t == IR_BOOL) n.ival = value != 0;
   if (g->nsyms && ir_dim_is_sym(n.ival))
     return ir_fail(g, "the value %.17g is in the range reserved for symbolic dimensions", value), IR_NONE;
