@@ -243,6 +243,47 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
   return finish(g, ir_move(g, ir_sum(g, word, 3u << r, true)), as, N, np * P);
 }
 
+/* accuracy_level 4 lets the runtime quantize A "with the same block_size
+ * to int8" (the contrib op's documentation), and onnxruntime 1.30 does on
+ * x86-64 when B, the scales and the zero points (if any, packed) are
+ * constants: 4 and 8 bits, and 2 bits in blocks of 32 or more (measured
+ * for every combination of bits 2/4/8, blocks 16/32/128, zero points or
+ * not, 1 or 3 rows: its outputs matched this rounding within 2.4e-7 of
+ * their scale and the float product only 2.3e-3 to 6.9e-3 away). Levels
+ * 0-3, B as a graph input and float zero points: A in float. */
+static bool int8_a(imp_node *n, int64_t level, int bits, int64_t bs, ir_ref b, ir_ref sc, ir_ref z) {
+  if (level != 4 || !weight_data(n->g, b) || !weight_data(n->g, sc)) return false;
+  if (z != IR_NONE && (imp_dtype(n, z) != IR_U8 || !weight_data(n->g, z))) return false;
+  return bits == 4 || bits == 8 || (bits == 2 && bs >= 32);
+}
+
+/* A [.., K] rounded to int8 per block of bs along K as onnxruntime's MLAS
+ * quantizes it (QuantizeARow_CompInt8): scale = max|a| / 127, q =
+ * a · (127 / max|a|) (0 for a zero block) rounded half to even, in
+ * float32; A then reads q · scale, so the blocked kernels stay as they
+ * are and the sums differ from onnxruntime's int32 ones in float rounding
+ * only. */
+static ir_ref a_int8_blocks(ir_graph *g, ir_ref a, int64_t K, int64_t bs) {
+  ir_shape s = ir_node_get(g, a)->shape, bl = s;
+  int r = s.rank;
+  int64_t kb = (K + bs - 1) / bs, pb[IR_MAX_RANK] = {0}, pe[IR_MAX_RANK] = {0};
+  pe[r - 1] = kb * bs - K;
+  ir_ref ap = pe[r - 1] ? ir_view_pad(g, a, pb, pe, 0.0) : a;
+  bl.d[r - 1] = kb, bl.d[r] = bs, bl.rank = r + 1;
+  ir_ref ab = ir_view_reshape(g, ap, bl); /* [.., kb, bs] */
+  ir_ref amax = ir_max_reduce(g, ir_abs(g, ab), 1u << r, true), zero = ir_scalar(g, IR_F32, 0.0);
+  ir_ref k127 = ir_scalar(g, IR_F32, 127.0), scale = ir_div(g, amax, k127);
+  ir_ref inv = ir_where(g, ir_binary(g, IR_NEQ, amax, zero), ir_div(g, k127, amax), zero);
+  ir_ref q = imp_requant(g, ir_cast(g, ir_binary(g, IR_MUL, ab, inv), IR_F64), IR_NONE, IR_I8);
+  ir_shape fl = s;
+  fl.d[r - 1] = kb * bs;
+  ir_ref y = ir_view_reshape(g, ir_binary(g, IR_MUL, ir_cast(g, q, IR_F32), scale), fl);
+  if (!pe[r - 1]) return y;
+  int64_t st[IR_MAX_RANK] = {0}, sp[IR_MAX_RANK], ln[IR_MAX_RANK];
+  for (int i = 0; i < r; i++) sp[i] = 1, ln[i] = s.d[i];
+  return ir_view_slice(g, y, st, sp, ln); /* the block padding dropped: blocked() pads again */
+}
+
 static int lower_matmul_nbits(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref a = imp_req(n, 0), b = imp_req(n, 1), sc = imp_req(n, 2), z = imp_in(n, 3), bias = imp_in(n, 5);
@@ -268,6 +309,10 @@ static int lower_matmul_nbits(imp_node *n) {
   if (bias != IR_NONE && (ir_shape_numel(imp_shape(n, bias)) != N || imp_dtype(n, bias) != IR_F32))
     return imp_fail(n, "bias must be float32 with N = %lld elements", (long long)N);
   int arank = as->rank; /* `as` points into the graph: adding nodes moves it */
+  if (int8_a(n, imp_attr_i(n, "accuracy_level", 0), (int)bits, bs, b, sc, z)) {
+    if (arank >= IR_MAX_RANK) return imp_fail(n, "accuracy_level 4 with A of rank %d is not supported", arank);
+    a = a_int8_blocks(g, a, K, bs);
+  }
   /* checks the sizes of the scales and zero points (both forms read them) */
   ir_ref zq = zero_points(n, z, N, kb, (int)bits), sq = per_block(n, sc, N, kb, "scales");
   /* a refused size is recorded on the node, not the graph: stop before

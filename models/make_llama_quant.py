@@ -142,7 +142,7 @@ def quantize(model, a, base_dir):
             if z is not None:
                 ins.append(add(z, p + "_zp"))
             nodes.append(helper.make_node("MatMulNBits", ins, [y], name=node.name, domain="com.microsoft",
-                                          K=K, N=N, bits=4, block_size=a.block_size))
+                                          K=K, N=N, bits=4, block_size=a.block_size, **level_attr(a)))
     keep = [t for t in g.initializer if t.name not in drop]
     del g.node[:]
     g.node.extend(nodes)
@@ -173,11 +173,17 @@ def b_input_model(path):
     print(f"{path}: MatMulNBits with B as a graph input")
 
 
-def const_node_model(path, bits):
-    """One MatMulNBits with constant B, scales and packed zero points and one
-    row of A (the decode form): K 75 (blocks of 16, the last one padded), N
-    40, `bits` bits."""
-    k, n, bs = 75, 40, 16
+def level_attr(a):
+    """accuracy_level, when given: 4 lets onnxruntime quantize A to int8 per
+    block (its CPU kernels do for 4 and 8 bits), and we then do the same."""
+    return {} if a.accuracy_level is None else {"accuracy_level": a.accuracy_level}
+
+
+def const_node_model(path, bits, a):
+    """One MatMulNBits with constant B, scales and packed zero points and
+    --rows rows of A (1: the decode form): K 75 (blocks of --block-size,
+    default 16, the last one padded), N 40, `bits` bits."""
+    k, n, bs, rows = 75, 40, a.block_size, a.rows
     kb, per = (k + bs - 1) // bs, 8 // bits
     rng = np.random.default_rng(bits)
     codes = rng.integers(0, 1 << bits, (n, kb, bs // per, per))
@@ -190,17 +196,17 @@ def const_node_model(path, bits):
     for j in range(per):
         z |= (zc[..., j] << (j * bits)).astype(np.uint8)
     node = helper.make_node("MatMulNBits", ["a", "b", "s", "z"], ["y"], domain="com.microsoft",
-                            K=k, N=n, bits=bits, block_size=bs)
+                            K=k, N=n, bits=bits, block_size=bs, **level_attr(a))
     g = helper.make_graph([node], f"nbits{bits}_node",
-                          [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, k])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])],
+                          [helper.make_tensor_value_info("a", TensorProto.FLOAT, [rows, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, n])],
                           [numpy_helper.from_array(b, "b"),
                            numpy_helper.from_array((rng.random(n * kb) * 0.1 + 0.01).astype(np.float32), "s"),
                            numpy_helper.from_array(z.reshape(-1), "z")])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
     m.ir_version = 8
     onnx.save(m, path)
-    print(f"{path}: MatMulNBits, {bits} bits, constant B, one row")
+    print(f"{path}: MatMulNBits, {bits} bits, constant B, {rows} row(s), blocks of {bs}")
 
 
 def main():
@@ -210,17 +216,23 @@ def main():
     p.add_argument("--form", choices=["qdq", "dynamic", "nbits"])
     p.add_argument("--per-tensor", action="store_true", help="qdq: one scale per weight")
     p.add_argument("--per-channel", action="store_true", help="dynamic: one scale per column")
-    p.add_argument("--block-size", type=int, default=32, choices=[16, 32, 64, 128, 256])
+    p.add_argument("--block-size", type=int, choices=[16, 32, 64, 128, 256],
+                   help="nbits: block size (default 32; --node: 16)")
     p.add_argument("--zero-points", action="store_true", help="nbits: asymmetric, with zero points")
     p.add_argument("--quantize-head", action="store_true", help="the LM head (the MatMul giving an output) too")
     p.add_argument("--b-input", metavar="PATH", help="instead: write a one-node MatMulNBits model whose B is an input")
     p.add_argument("--node", metavar="PATH", help="instead: write a one-node MatMulNBits model with constant B, --bits")
     p.add_argument("--bits", type=int, default=4, choices=[2, 4, 8], help="--node: bits per code")
+    p.add_argument("--rows", type=int, default=1, help="--node: rows of A")
+    p.add_argument("--accuracy-level", type=int, choices=[0, 1, 2, 3, 4],
+                   help="nbits, --node: the MatMulNBits nodes' accuracy_level (default: unset)")
     a = p.parse_args()
     if a.b_input:
         return b_input_model(a.b_input)
     if a.node:
-        return const_node_model(a.node, a.bits)
+        a.block_size = a.block_size or 16
+        return const_node_model(a.node, a.bits, a)
+    a.block_size = a.block_size or 32
     if not a.inp or not a.form:
         p.error("--in and --form are required")
     # external data is read one tensor at a time (a 4.4 GB model never
