@@ -97,11 +97,15 @@ LARGE_FORMS = {
     '': (None, ''),
     'int8': (['--form', 'qdq', '--quantize-head'], 'int8 '),
     'int4': (['--form', 'nbits', '--block-size', '32', '--quantize-head'], 'int4 '),
+    # what onnxruntime's MatMul4BitsQuantizer writes by default (blocks of 128, zero points)
+    'int4g128': (['--form', 'nbits', '--block-size', '128', '--zero-points', '--quantize-head'], 'int4 b128 zp '),
 }
 LARGE = {g + (f'_{f}' if f else ''): (*LARGE_GRAPHS[g][:2], f'llama-1.1B {LARGE_FORMS[f][1]}{LARGE_GRAPHS[g][2]}',
                                       *LARGE_GRAPHS[g][3:], f)
          for f in LARGE_FORMS for g in LARGE_GRAPHS}
-LARGE_ORDER = list(LARGE)
+# BENCH=large: every form but the opt-in ones (named in ONNX2C_BENCH_MODELS)
+LARGE_OPT_IN = ('int4g128',)
+LARGE_ORDER = [k for k in LARGE if LARGE[k][-1] not in LARGE_OPT_IN]
 ORT_QUANT = {'session': {'qdq_matmulnbits_accuracy_level': '0'}}
 LARGE_DIR = os.path.join(ROOT, 'models', 'llama', 'large')
 # CNN rows: key -> (models/make_cnn.py arguments, label); conv3x3 and conv1x1
