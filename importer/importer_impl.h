@@ -299,6 +299,7 @@ ir_ref imp_along(ir_graph *g, ir_ref v, int rank, int axis);
 ir_ref imp_round_even(ir_graph *g, ir_ref v);
 ir_ref imp_div_f32(ir_graph *g, ir_ref x, ir_ref s);
 bool imp_qrange(ir_dtype t, double *lo, double *hi);
+ir_ref imp_round_even_f64(ir_graph *g, ir_ref v);
 ir_ref imp_requant(ir_graph *g, ir_ref v, ir_ref zp, ir_dtype out);
 /* B = X * S with S constant along k (a dequantization scale): X and S's row. */
 bool imp_dequant_scale(ir_graph *g, ir_ref b, ir_ref *x, ir_ref *row);

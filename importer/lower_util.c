@@ -101,6 +101,17 @@ static ir_ref clamp_sel(ir_graph *g, ir_ref v, double lo, double hi) {
   return ir_where(g, ir_binary(g, IR_LT, imp_k(g, v, hi), v), imp_k(g, v, hi), v);
 }
 
+/* A float64 tensor with |v| < 2^51 rounded half to even by adding and
+ * subtracting 1.5 * 2^52 (the sum's ulp is 1, the rounding IEEE's
+ * default); NaN gives 0. It leaves contraction alone (imp_requant marks
+ * the graph): callers whose ties need not fall as onnxruntime's may keep
+ * their FMAs. */
+ir_ref imp_round_even_f64(ir_graph *g, ir_ref v) {
+  const double magic = 6755399441055744.0; /* 1.5 * 2^52 */
+  ir_ref r = imp_add(g, imp_add(g, v, imp_k(g, v, magic)), imp_k(g, v, -magic));
+  return ir_where(g, ir_binary(g, IR_NEQ, v, v), imp_k(g, v, 0), r);
+}
+
 /* saturate(round_half_even(v) + zp) cast to `out`; v is float64, zp any
  * integer tensor (or IR_NONE for zero). Every output range lies within
  * +-2^32, so v is clamped to +-2^40 first (the same saturation), and there
@@ -111,12 +122,10 @@ static ir_ref clamp_sel(ir_graph *g, ir_ref v, double lo, double hi) {
  * 13 ms, a third of a quantized conv net's time). NaN gives 0 + zp, as the
  * floor form did. */
 ir_ref imp_requant(ir_graph *g, ir_ref v, ir_ref zp, ir_dtype out) {
-  double lo = 0, hi = 0, magic = 6755399441055744.0; /* 1.5 * 2^52 */
+  double lo = 0, hi = 0;
   imp_qrange(out, &lo, &hi);
   if (!ir_is_const(g, v)) ir_mark_rounds_computed(g);
-  v = clamp_sel(g, v, -0x1p40, 0x1p40);
-  ir_ref r = imp_add(g, imp_add(g, v, imp_k(g, v, magic)), imp_k(g, v, -magic));
-  r = ir_where(g, ir_binary(g, IR_NEQ, v, v), imp_k(g, v, 0), r);
+  ir_ref r = imp_round_even_f64(g, clamp_sel(g, v, -0x1p40, 0x1p40));
   if (zp != IR_NONE) r = imp_add(g, r, ir_cast(g, zp, IR_F64));
   return ir_cast(g, clamp_sel(g, r, lo, hi), out);
 }

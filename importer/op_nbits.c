@@ -276,18 +276,15 @@ static ir_ref a_int8_blocks(ir_graph *g, ir_ref a, int64_t K, int64_t bs) {
    * rounded reciprocal) */
   ir_ref k127 = ir_scalar(g, IR_F32, 127.0), scale = ir_cast(g, imp_div_f32(g, amax, k127), IR_F32);
   ir_ref inv = ir_where(g, ir_binary(g, IR_NEQ, amax, zero), ir_cast(g, imp_div_f32(g, k127, amax), IR_F32), zero);
-  /* |a · inv| <= 127: adding and subtracting 1.5 · 2^52 in float64 rounds
-   * it half to even (a NaN gives 0, as MLAS's conversion). Not
-   * imp_requant: that turns FMA contraction off in the whole file (for
-   * quantizations whose ties must fall as onnxruntime's do), every matmul
-   * then a multiply and an add a product; here an exact tie is rare, and a
-   * near one flips with any last-bit difference upstream anyway (the 1.1B
-   * decode: layers 0-2 equal to 1e-6, then one value at -93.50032 in
-   * onnxruntime and -93.49999 here: logits 0.022 apart) */
-  ir_ref v = ir_cast(g, ir_binary(g, IR_MUL, ab, inv), IR_F64);
-  ir_ref q = ir_binary(g, IR_ADD, ir_binary(g, IR_ADD, v, ir_scalar(g, IR_F64, 6755399441055744.0)),
-                       ir_scalar(g, IR_F64, -6755399441055744.0));
-  q = ir_cast(g, ir_where(g, ir_binary(g, IR_NEQ, v, v), ir_scalar(g, IR_F64, 0.0), q), IR_F32);
+  /* |a · inv| <= 127 needs no clamp (a NaN gives 0, as MLAS's
+   * conversion). Not imp_requant: that turns FMA contraction off in the
+   * whole file (for quantizations whose ties must fall as onnxruntime's
+   * do), every matmul then a multiply and an add a product; here an exact
+   * tie is rare, and a near one flips with any last-bit difference
+   * upstream anyway (the 1.1B decode: layers 0-2 equal to 1e-6, then one
+   * value at -93.50032 in onnxruntime and -93.49999 here: logits 0.022
+   * apart) */
+  ir_ref q = ir_cast(g, imp_round_even_f64(g, ir_cast(g, ir_binary(g, IR_MUL, ab, inv), IR_F64)), IR_F32);
   ir_shape fl = s;
   fl.d[r - 1] = kb * bs;
   ir_ref y = ir_view_reshape(g, ir_binary(g, IR_MUL, q, scale), fl);
