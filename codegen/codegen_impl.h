@@ -26,6 +26,7 @@ typedef struct {
   bool half;     /* float16/bfloat16 conversions are used */
   bool pool;     /* a kernel runs on the thread pool (o2c_pool_run) */
   uint32_t selects; /* o2c_sel_<dtype> is used: bit per dtype */
+  bool nbits_dot; /* o2c_nbits4_dot is called (nbits_dot.c) */
 } cg_out;
 
 /* A value already computed in the current statement: node `r` at the
@@ -99,6 +100,8 @@ extern const char cg_pool_src[];
 extern const char cg_pool_calls_src[]; /* pool_calls.c: threaded or alone, call by call */
 /* The C text of the float16/bfloat16 conversions (program.c). */
 extern const char cg_half_src[];
+/* The C text of o2c_nbits4_dot and O2C_NBITS_DOT (nbits_dot.c). */
+extern const char cg_nbits_dot_src[];
 
 void cg_printf(cg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cg_line(cg_buf *b, int depth, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -168,5 +171,10 @@ void cg_prefetch_weights(cg_kernel *c, isl_ast_node *kloop);
 char *cg_prefetch_spread(cg_kernel *c, isl_ast_node *kloop);
 void cg_prefetch_piece(cg_kernel *c);
 void cg_prefetch_streams(cg_kernel *c, isl_ast_node *kloop);
+/* A one-row 4-bit MatMulNBits kernel (nbits_dot.c): a call of
+ * o2c_nbits4_dot for its panels put at the top of the function that runs
+ * them, `body` (no threads) or the rows function in `rows`; false, and
+ * nothing changed, for any other kernel or target. */
+bool cg_nbits_dot(cg_kernel *c, cg_buf *body, cg_buf *rows);
 
 #endif

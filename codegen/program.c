@@ -329,6 +329,7 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
       free(defs), free(fn), free(fails);
       return -1;
     }
+    out.nbits_dot |= cg_nbits_dot(&ck, &body, &rows);
     /* a kernel with an indexed read returns non-zero on an index out of range */
     cg_buf params = {0}, args = {0};
     for (int a = 0; a < k->nargs; a++) {
@@ -463,6 +464,7 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
                "#else\n#define O2C_PREFETCH_ONCE(p) ((void)(p))\n#endif\n\n");
   if (out.pool) fprintf(c, "#define O2C_POOL_SIZE %d\n%s%s", o->threads, cg_pool_src, p->symbolic ? "" : cg_pool_calls_src);
   emit_helpers(c, &out);
+  if (out.nbits_dot) fputs(cg_nbits_dot_src, c);
   /* After the helpers: gcc gives the functions defined after `#pragma GCC
    * optimize` that option, the register-blocked kernels their own
    * optimize attribute (O2C_BLOCK) too, and it does not inline a helper

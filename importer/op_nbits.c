@@ -240,7 +240,9 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
    * would map onto a consumer's head axes ([.., heads, head_dim]) and the
    * fuser would then try the sum as that kernel's stage, fail at RoPE's
    * shifted reads and store the whole product instead */
-  return finish(g, ir_move(g, ir_sum(g, word, 3u << r, true)), as, N, np * P);
+  ir_ref y = ir_sum(g, word, 3u << r, true);
+  ir_mark_nbits_row(g, y, bits);
+  return finish(g, ir_move(g, y), as, N, np * P);
 }
 
 /* accuracy_level 4 lets the runtime quantize A "with the same block_size

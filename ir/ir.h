@@ -122,6 +122,9 @@ typedef struct {
   bool is_const;        /* no graph input reaches this node */
   bool strict_index;    /* reduce: a one-hot whose index must be in range (ONNX
                            Gather); rewritten, out of range is an error, not 0 */
+  uint8_t nbits_row;    /* reduce: the one-row MatMulNBits sum of codes of this
+                           many bits (importer/op_nbits.c), which codegen may
+                           print with integer dot products (codegen/nbits_dot.c) */
 } ir_node;
 
 typedef struct ir_graph ir_graph;
@@ -433,6 +436,9 @@ double ir_half_to_double(ir_dtype t, uint16_t h);
 /* Marks the reduction under `r` (through views) as a strict one-hot: an
  * index out of range is an error in the rewritten read (ONNX Gather). */
 void ir_mark_index_strict(ir_graph *g, ir_ref r);
+/* Marks reduction `r` as the one-row MatMulNBits sum over codes of `bits`
+ * bits (ir_node.nbits_row); no effect on anything but a reduction. */
+void ir_mark_nbits_row(ir_graph *g, ir_ref r, int bits);
 /* `e` (int64 indices) unchanged where 0 <= e < bound; elsewhere the index
  * error (at run time, or at compile time for constants). Made of a strict
  * gather view of a one-element zero (rendered as the check) added to e,

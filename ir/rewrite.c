@@ -228,6 +228,10 @@ void ir_mark_index_strict(ir_graph *g, ir_ref r) {
   if (r >= 0 && r < g->nnodes && g->nodes[r].reduce) g->nodes[r].strict_index = true;
 }
 
+void ir_mark_nbits_row(ir_graph *g, ir_ref r, int bits) {
+  if (r >= 0 && r < g->nnodes && g->nodes[r].reduce && bits > 0 && bits < 256) g->nodes[r].nbits_row = (uint8_t)bits;
+}
+
 ir_ref ir_check_index(ir_graph *g, ir_ref e, int64_t bound) {
   if (!ir_refs_ok(g, 1, &e)) return IR_NONE;
   if (g->nodes[e].dtype != IR_I64) return ir_fail(g, "internal: index check of a non-int64 value"), IR_NONE;

@@ -191,6 +191,10 @@ typedef struct {
    * line (gemm_fetch.c: sched_gemm_stream_read) */
   int64_t fetch_page;
   char cflags[160];    /* C compiler flags that build the generated code for it */
+  /* 512-bit vpdpbusd (AVX512_VNNI with AVX512BW; native only: no preset
+   * implies it): a one-row 4-bit MatMulNBits is printed with integer dot
+   * products beside the float form (codegen/nbits_dot.c) */
+  bool dot_u8s8;
 } sched_target;
 
 /* Fills `t` for target `name` (native detects the host); -1 with `err` for

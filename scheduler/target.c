@@ -35,17 +35,17 @@ static const sched_target presets[] = {
      * decode kernel is bound by its instructions (AVX2: 16 GB/s on Zen 5),
      * fetch every line */
     {"x86-64-v4", "x86-64-v4", 512, 32, true, 4, 2, 48 * KIB, 2 * MIB, 32 * MIB, 0, 4 * KIB,
-     "-march=x86-64-v4 -mprefer-vector-width=512 " SPEED},
+     "-march=x86-64-v4 -mprefer-vector-width=512 " SPEED, false},
     /* FMA 4 cycles x 2 pipes (Skylake and later, Zen 3 and later; Haswell, Zen 2: 5) */
     {"x86-64-v3", "x86-64-v3", 256, 16, true, 4, 2, 32 * KIB, 512 * KIB, 16 * MIB, 0, 0,
-     "-march=x86-64-v3 " SPEED},
+     "-march=x86-64-v3 " SPEED, false},
     /* no FMA: the add's 3-4 cycles on 1-2 pipes */
     {"x86-64-v2", "x86-64-v2", 128, 16, false, 4, 2, 32 * KIB, 256 * KIB, 8 * MIB, 0, 0,
-     "-march=x86-64-v2 " SPEED},
+     "-march=x86-64-v2 " SPEED, false},
     /* FMLA 4 cycles x 2 pipes (Cortex-A76 class, Neoverse N1/N2; V1: 4) */
     {"aarch64", "aarch64", 128, 32, true, 4, 2, 64 * KIB, 1 * MIB, 8 * MIB, 0, 0,
-     "-march=armv8-a " SPEED},
-    {"generic", "generic", 128, 16, false, 4, 2, 32 * KIB, 256 * KIB, 4 * MIB, 0, 0, SPEED},
+     "-march=armv8-a " SPEED, false},
+    {"generic", "generic", 128, 16, false, 4, 2, 32 * KIB, 256 * KIB, 4 * MIB, 0, 0, SPEED, false},
 };
 
 static const sched_target *preset(const char *isa) {
@@ -161,6 +161,9 @@ int sched_target_get(const char *name, sched_target *t, char *err, size_t errlen
     /* -march=native: every extension of the host, tuned for it */
     snprintf(t->cflags, sizeof t->cflags, "-march=native%s %s",
              t->vector_bits == 512 ? " -mprefer-vector-width=512" : "", SPEED);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    t->dot_u8s8 = t->vector_bits == 512 && __builtin_cpu_supports("avx512vnni");
+#endif
     return 0;
   }
   const sched_target *s = preset(name);
@@ -186,9 +189,9 @@ int sched_target_chains(const sched_target *t) {
 void sched_target_describe(const sched_target *t, char *buf, size_t n) {
   char cores[32] = "";
   if (t->cores) snprintf(cores, sizeof cores, ", %d cores", t->cores);
-  snprintf(buf, n, "%s%s%s%s: %d x %d-bit vector registers%s; L1d %lld KiB, L2 %lld KiB, L3 %lld KiB%s",
+  snprintf(buf, n, "%s%s%s%s: %d x %d-bit vector registers%s%s; L1d %lld KiB, L2 %lld KiB, L3 %lld KiB%s",
            t->name, strcmp(t->name, t->isa) ? " (" : "", strcmp(t->name, t->isa) ? t->isa : "",
            strcmp(t->name, t->isa) ? ")" : "", t->vector_regs, t->vector_bits,
-           t->fma ? ", FMA" : ", no FMA", (long long)(t->l1d / KIB), (long long)(t->l2 / KIB),
+           t->fma ? ", FMA" : ", no FMA", t->dot_u8s8 ? ", VNNI" : "", (long long)(t->l1d / KIB), (long long)(t->l2 / KIB),
            (long long)(t->l3 / KIB), cores);
 }
