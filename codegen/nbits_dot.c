@@ -27,7 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A column's words at most (K = 32768): the helper's digits live on its stack */
+/* A column's words at most (K = 32768): the helper's digits live on its
+ * stack, in arrays of this size (112 KB; the number is written in the text
+ * above too) */
 #define NBITS_MAX_WORDS 4096
 
 const char cg_nbits_dot_src[] =
@@ -53,9 +55,9 @@ const char cg_nbits_dot_src[] =
     "                           const float *restrict scales, const float *restrict zw, int64_t np, int64_t kb,\n"
     "                           int64_t h, int64_t lo, int64_t hi) {\n"
     "  enum { P = 32 };\n"
-    "  const int64_t nw = kb * h; /* words of a column; at most O2C_NBITS_MAX_WORDS (codegen) */\n"
-    "  uint32_t dig[3][2 * nw];   /* byte digit n of A for the low and high nibbles of word (b, j) */\n"
-    "  float step[kb], zsum[kb];  /* per block: A's step, and step x the sum of A's integers */\n"
+    "  const int64_t nw = kb * h; /* words of a column: at most 4096 (codegen's NBITS_MAX_WORDS) */\n"
+    "  uint32_t dig[3][2 * 4096]; /* byte digit n of A for the low and high nibbles of word (b, j) */\n"
+    "  float step[2048], zsum[2048]; /* per block (h >= 2): A's step, and step x the sum of its integers */\n"
     "  const __m512 place = _mm512_setr_ps(1, 16, 256, 4096, 65536, 1048576, 16777216, 1, 1, 16, 256, 4096, 65536,\n"
     "                                      1048576, 16777216, 1);\n"
     "  const __m512 top = _mm512_set1_ps(8355711.0f);\n"
@@ -109,13 +111,14 @@ const char cg_nbits_dot_src[] =
     "      __m512i a[3][2];\n"
     "      for (int i = 0; i < 3; i++) a[i][0] = a[i][1] = _mm512_setzero_si512();\n"
     "      for (int64_t j = 0; j < h; j++) {\n"
-    "        const uint32_t *w = c + (b * h + j) * P, *d = dig[0] + 2 * (b * h + j);\n"
+    "        const uint32_t *w = c + (b * h + j) * P;\n"
     "        __m512i w0 = _mm512_loadu_si512(w), w1 = _mm512_loadu_si512(w + 16);\n"
     "        __m512i l0 = _mm512_and_si512(w0, low), l1 = _mm512_and_si512(w1, low);\n"
     "        __m512i h0 = _mm512_and_si512(_mm512_srli_epi32(w0, 4), low);\n"
     "        __m512i h1 = _mm512_and_si512(_mm512_srli_epi32(w1, 4), low);\n"
     "        for (int i = 0; i < 3; i++) {\n"
-    "          __m512i dl = _mm512_set1_epi32((int)d[i * 2 * nw]), dh = _mm512_set1_epi32((int)d[i * 2 * nw + 1]);\n"
+    "          __m512i dl = _mm512_set1_epi32((int)dig[i][2 * (b * h + j)]);\n"
+    "          __m512i dh = _mm512_set1_epi32((int)dig[i][2 * (b * h + j) + 1]);\n"
     "          a[i][0] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(a[i][0], l0, dl), h0, dh);\n"
     "          a[i][1] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(a[i][1], l1, dl), h1, dh);\n"
     "        }\n"
