@@ -181,9 +181,10 @@ def level_attr(a):
 
 def const_node_model(path, bits, a):
     """One MatMulNBits with constant B, scales and packed zero points and
-    --rows rows of A (1: the decode form): K 75 (blocks of --block-size,
-    default 16, the last one padded), N 40, `bits` bits."""
-    k, n, bs, rows = 75, 40, a.block_size, a.rows
+    --rows rows of A (1: the decode form): K --k (75: blocks of
+    --block-size, default 16, the last one padded), N --n (40), `bits`
+    bits."""
+    k, n, bs, rows = a.k, a.n, a.block_size, a.rows
     kb, per = (k + bs - 1) // bs, 8 // bits
     rng = np.random.default_rng(bits)
     codes = rng.integers(0, 1 << bits, (n, kb, bs // per, per))
@@ -224,6 +225,8 @@ def main():
     p.add_argument("--node", metavar="PATH", help="instead: write a one-node MatMulNBits model with constant B, --bits")
     p.add_argument("--bits", type=int, default=4, choices=[2, 4, 8], help="--node: bits per code")
     p.add_argument("--rows", type=int, default=1, help="--node: rows of A")
+    p.add_argument("--k", type=int, default=75, help="--node: K")
+    p.add_argument("--n", type=int, default=40, help="--node: N")
     p.add_argument("--accuracy-level", type=int, choices=[0, 1, 2, 3, 4],
                    help="nbits, --node: the MatMulNBits nodes' accuracy_level (default: unset)")
     a = p.parse_args()
