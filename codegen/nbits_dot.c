@@ -172,11 +172,11 @@ static bool dot_call(const cg_kernel *c, char *call, size_t n, int64_t *panels) 
     const sched_buf *b = &p->bufs[k->args[a]];
     const char *w = weight_name(p, b);
     const ir_node *x = ir_node_get(p->g, b->node);
-    if (w && !strcmp(w, "nbits_codes") && b->dtype == IR_U32 && x->shape.rank == 4 && x->shape.d[3] == 32) {
+    if (w && !strcmp(w, IR_NBITS_CODES) && b->dtype == IR_U32 && x->shape.rank == 4 && x->shape.d[3] == 32) {
       codes = a, np = x->shape.d[0], kb = x->shape.d[1], h = x->shape.d[2];
-    } else if (w && !strcmp(w, "nbits_scales") && b->dtype == IR_F32) {
+    } else if (w && !strcmp(w, IR_NBITS_SCALES) && b->dtype == IR_F32) {
       scales = a;
-    } else if (w && !strcmp(w, "nbits_minus_zero_points") && b->dtype == IR_F32) {
+    } else if (w && !strcmp(w, IR_NBITS_MINUS_ZERO_POINTS) && b->dtype == IR_F32) {
       zw = a;
     }
   }
@@ -202,11 +202,12 @@ static bool dot_call(const cg_kernel *c, char *call, size_t n, int64_t *panels) 
   return w > 0 && (size_t)w < n;
 }
 
-/* `text` with `add` inserted at byte `at` (owned by the caller). */
-static char *insert(const char *text, size_t at, const char *add) {
-  cg_buf b = {0};
-  cg_printf(&b, "%.*s%s%s", (int)at, text, add, text + at);
-  return b.s;
+/* `add` inserted into `b` at byte `at`. */
+static void insert(cg_buf *b, size_t at, const char *add) {
+  cg_buf t = {0};
+  cg_printf(&t, "%.*s%s%s", (int)at, b->s, add, b->s + at);
+  free(b->s);
+  *b = t;
 }
 
 bool cg_nbits_dot(cg_kernel *c, cg_buf *body, cg_buf *rows) {
@@ -221,20 +222,15 @@ bool cg_nbits_dot(cg_kernel *c, cg_buf *body, cg_buf *rows) {
            c->nrows ? "o2c_n++;" : "{");
   if (np > 1 && (!first || strncmp(first, loop, strlen(loop)))) return false;
   if (np == 1 && c->nrows) return false;
-  char *text;
   if (!c->nrows) {
     snprintf(add, sizeof add, "#if O2C_NBITS_DOT\n  %s0, %lld);\n  return;\n#endif\n", call, (long long)np);
-    text = insert(body->s, 0, add);
-    free(body->s);
-    body->s = text, body->n = strlen(text), body->cap = body->n + 1;
+    insert(body, 0, add);
     return true;
   }
   /* one threaded loop, the panels' (its rows function: emit.c) */
   const char *ro = rows->s ? strstr(rows->s, "  O2C_ROWS_VOID\n") : NULL;
   if (c->nrows != 1 || !ro || !strstr(ro, "for (int64_t c0 = o2c_lo; c0 < o2c_hi; c0 += 1) {")) return false;
   snprintf(add, sizeof add, "#if O2C_NBITS_DOT\n  %so2c_lo, o2c_hi);\n  return err;\n#endif\n", call);
-  text = insert(rows->s, (size_t)(ro - rows->s) + strlen("  O2C_ROWS_VOID\n"), add);
-  free(rows->s);
-  rows->s = text, rows->n = strlen(text), rows->cap = rows->n + 1;
+  insert(rows, (size_t)(ro - rows->s) + strlen("  O2C_ROWS_VOID\n"), add);
   return true;
 }

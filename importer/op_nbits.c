@@ -176,11 +176,11 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
         out[j % h * P] |= q << (j / h * bits);
       }
     }
-  ir_ref cw = ir_const_take(g, "nbits_codes", IR_U32, (ir_shape){.rank = 4, .d = {np, kb, h, P}}, codes);
+  ir_ref cw = ir_const_take(g, IR_NBITS_CODES, IR_U32, (ir_shape){.rank = 4, .d = {np, kb, h, P}}, codes);
   /* without zero points, the default one is a constant: no stream of it */
-  ir_ref zw = zn ? ir_const_take(g, "nbits_minus_zero_points", IR_F32, (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, zf)
+  ir_ref zw = zn ? ir_const_take(g, IR_NBITS_MINUS_ZERO_POINTS, IR_F32, (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, zf)
                  : (free(zf), ir_scalar(g, IR_F32, -(double)(1 << (bits - 1))));
-  ir_ref sw = ir_const_take(g, "nbits_scales", IR_F32, (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, sf);
+  ir_ref sw = ir_const_take(g, IR_NBITS_SCALES, IR_F32, (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, sf);
   /* A [.., K] (zeros past K) -> [.., 1, kb, per, h] -> [.., 1, kb, h,
    * per]: the slice p of the last axis multiplies the codes in bits
    * p·bits.. (more rows: rows_product) */

@@ -439,6 +439,11 @@ void ir_mark_index_strict(ir_graph *g, ir_ref r);
 /* Marks reduction `r` as the one-row MatMulNBits sum over codes of `bits`
  * bits (ir_node.nbits_row); no effect on anything but a reduction. */
 void ir_mark_nbits_row(ir_graph *g, ir_ref r, int bits);
+/* The names of the weights that sum reads (importer/op_nbits.c makes them,
+ * codegen/nbits_dot.c finds them among its kernel's buffers) */
+#define IR_NBITS_CODES "nbits_codes"
+#define IR_NBITS_SCALES "nbits_scales"
+#define IR_NBITS_MINUS_ZERO_POINTS "nbits_minus_zero_points"
 /* `e` (int64 indices) unchanged where 0 <= e < bound; elsewhere the index
  * error (at run time, or at compile time for constants). Made of a strict
  * gather view of a one-element zero (rendered as the check) added to e,
