@@ -8,6 +8,8 @@ index inputs (.pb). Run with Debian's /usr/bin/python3.
   idx_rank0.onnx   a scalar index
   idx_rank3.onnx   indices [2,2,2]
   onehot.onnx      the one-hot written by hand: ReduceSum(W * Cast(Equal(Range(V), ids)))
+  nested.onnx      Gather(W[10,8], Gather(table[6] int64, ids[2,3])): an index read
+                   through another gather (both fused in one kernel)
 Inputs: ids.pb (in range), neg.pb (negative indices), oob.pb (out of range)."""
 import os
 import numpy as np
@@ -95,4 +97,14 @@ consts = [numpy_helper.from_array(np.array(0, np.int64), "start"),
           numpy_helper.from_array(np.array([2], np.int64), "red")]
 save("onehot", nodes, [vi("ids", TensorProto.INT64, [2, 3])], [vi("y", TensorProto.FLOAT, [2, 3, D])], [w] + consts)
 idx("onehot_ids.pb", [[1, 49, 7], [0, 0, 23]])
+
+# an index read through another gather: the kernel computes the table's
+# checked index before the one that reads it (scheduler/fuse.c,
+# find_gathers; the other order read it unset and gave wrong rows)
+table = numpy_helper.from_array(np.array([5, 0, 9, 2, -3, 7], np.int64), "table")
+save("nested", [helper.make_node("Gather", ["table", "ids"], ["j"], name="lookup"),
+                helper.make_node("Gather", ["W", "j"], ["y"], name="embed")],
+     [vi("ids", TensorProto.INT64, [2, 3])], [vi("y", TensorProto.FLOAT, [2, 3, 8])],
+     [numpy_helper.from_array(weight((10, 8)), "W"), table])
+idx("nested_ids.pb", [[0, 5, 2], [-1, 3, 1]])
 print("wrote", HERE)

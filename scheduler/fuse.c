@@ -200,12 +200,16 @@ static bool find_gathers(fuse_ctx *f, sched_kernel *k, ir_ref x, const int *ids,
     for (int i = 0; i < k->ngathers; i++)
       if (k->gathers[i] == x)
         return !memcmp(k->gather_ids[i], ids, (size_t)n->shape.rank * sizeof ids[0]);
+    /* the gathers its index reads first: the index statements run in
+     * this order (sched_isl.c, phase X<i>), and GatherND's flat index adds
+     * its components' checked indices (before, g0 read g1 unset) */
+    if (!find_gathers(f, k, n->src[1], ids, false)) return false;
     if (k->ngathers == SCHED_MAX_STAGES) return false;
     k->gathers[k->ngathers] = x;
     for (int j = 0; j < IR_MAX_RANK; j++)
       k->gather_ids[k->ngathers][j] = j < n->shape.rank ? ids[j] : -1;
     k->ngathers++;
-    return find_gathers(f, k, n->src[1], ids, false);
+    return true;
   }
   if (n->op == IR_VIEW) {
     const ir_node *s = ir_node_get(f->p->g, n->src[0]);
