@@ -12,9 +12,13 @@ typedef struct {
   size_t n, cap;
 } cg_buf;
 
+/* The integer and max helpers, printed only where used: clang warns about
+ * an unused static function even when it is inline (-Wunused-function). */
+typedef enum { CG_HELPER_MAX, CG_HELPER_IDIV, CG_HELPER_IMOD, CG_HELPER_COUNT } cg_helper;
+
 /* What the whole file needs: helpers per dtype, float->int casts. */
 typedef struct {
-  uint32_t helpers;                          /* bit per dtype */
+  uint32_t helpers[CG_HELPER_COUNT];         /* per helper: bit per dtype */
   uint32_t max_sel;                          /* bit per float dtype: maxs_T is used */
   uint8_t casts[IR_DTYPE_COUNT][IR_DTYPE_COUNT];
   bool simd; /* O2C_SIMD_SUM is used */
@@ -23,7 +27,7 @@ typedef struct {
   bool prefetch_once; /* O2C_PREFETCH_ONCE is used */
   bool block;    /* O2C_BLOCK is used (a register-blocked kernel) */
   bool exp2;     /* o2c_exp2f is used */
-  bool half;     /* float16/bfloat16 conversions are used */
+  unsigned half; /* the float16/bfloat16 conversions used: CG_HALF_* bits */
   bool pool;     /* a kernel runs on the thread pool (o2c_pool_run) */
   uint32_t selects; /* o2c_sel_<dtype> is used: bit per dtype */
   bool nbits_dot; /* o2c_nbits4_dot is called (nbits_dot.c) */
@@ -99,14 +103,20 @@ extern const char cg_exp2f_src[];
 extern const char cg_pool_src[];
 extern const char cg_pool_calls_src[]; /* pool_calls.c: threaded or alone, call by call */
 /* The C text of the float16/bfloat16 conversions (program.c). */
-extern const char cg_half_src[];
+/* The float16/bfloat16 conversions (half.c), a bit each: cg_half_print
+ * prints those in `need` and the ones they call. */
+enum {
+  CG_HALF_H2F = 1, CG_HALF_F2H = 2, CG_HALF_B2F = 4, CG_HALF_F2B = 8,
+  CG_HALF_D2F_ODD = 16, CG_HALF_D2H = 32, CG_HALF_D2B = 64, CG_HALF_ALL = 127
+};
+void cg_half_print(FILE *f, unsigned need);
 /* The C text of o2c_nbits4_dot and O2C_NBITS_DOT (nbits_dot.c). */
 extern const char cg_nbits_dot_src[];
 
 void cg_printf(cg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cg_line(cg_buf *b, int depth, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int cg_kernel_arg(const cg_kernel *c, int buf);
-void cg_need_helper(cg_out *o, ir_dtype t);
+void cg_need_helper(cg_out *o, cg_helper h, ir_dtype t);
 void cg_need_cast(cg_out *o, ir_dtype from, ir_dtype to);
 /* Text from the model (names, op types, shapes with symbol names) as it
  * may appear in the C: escaped for a comment, or a string literal with its

@@ -10,6 +10,19 @@
 #include <isl/val.h>
 #include <string.h>
 
+/* Is `s` one parenthesised expression, "(...)" with the first parenthesis
+ * closed by the last character? */
+static bool whole_in_parens(const char *s) {
+  size_t n = strlen(s);
+  if (n < 2 || s[0] != '(' || s[n - 1] != ')') return false;
+  int depth = 0;
+  for (size_t i = 0; i < n; i++) {
+    depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+    if (depth == 0 && i + 1 < n) return false;
+  }
+  return true;
+}
+
 static void print_node(cg_kernel *c, isl_ast_node *node);
 
 /* A statement of a register-blocked kernel: strip-mined axes come as
@@ -344,7 +357,9 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
     cg_buf cd = {0};
     cg_print_expr(&cd, cond);
     isl_ast_expr_free(cond);
-    cg_line(c->body, c->depth, "if (%s) {", cd.s);
+    /* an operation prints in parentheses: `if ((c0 == 6))` is one pair
+     * too many for clang (-Wparentheses-equality) */
+    cg_line(c->body, c->depth, whole_in_parens(cd.s) ? "if %s {" : "if (%s) {", cd.s);
     free(cd.s);
     bool top_if = c->top_if;
     c->top_if = c->depth == 1 && !c->in_rows;

@@ -57,8 +57,8 @@ int cg_kernel_arg(const cg_kernel *c, int buf) {
   abort(); /* every buffer a kernel touches is in its argument list */
 }
 
-void cg_need_helper(cg_out *o, ir_dtype t) {
-  o->helpers |= 1u << t;
+void cg_need_helper(cg_out *o, cg_helper h, ir_dtype t) {
+  o->helpers[h] |= 1u << t;
 }
 
 void cg_need_cast(cg_out *o, ir_dtype from, ir_dtype to) {
@@ -127,7 +127,7 @@ static void emit_select(FILE *f, ir_dtype t) {
 
 static void emit_helpers(FILE *f, const cg_out *o) {
   if (o->exp2) fputs(cg_exp2f_src, f);
-  if (o->half) fputs(cg_half_src, f);
+  cg_half_print(f, o->half);
   for (int t = 0; t < IR_DTYPE_COUNT; t++)
     if (o->selects & (1u << t)) emit_select(f, (ir_dtype)t);
   /* The same max (NaN from either side, b on ties) written as a NaN test
@@ -146,20 +146,19 @@ static void emit_helpers(FILE *f, const cg_out *o) {
               ir_dtype_name((ir_dtype)t), T, T);
     }
   for (int t = 0; t < IR_DTYPE_COUNT; t++) {
-    if (!(o->helpers & (1u << t))) continue;
     const char *T = cg_ctype((ir_dtype)t), *n = ir_dtype_name((ir_dtype)t);
-    if (ir_dtype_is_float((ir_dtype)t)) {
-      fprintf(f, "static inline %s max_%s(%s a, %s b) { return (a > b || a != a) ? a : b; }\n", T,
-              n, T, T);
-    } else {
-      fprintf(f, "static inline %s max_%s(%s a, %s b) { return a > b ? a : b; }\n", T, n, T, T);
-      const char *neg1 =
-          ir_dtype_is_signed((ir_dtype)t) ? "b == -1 ? (%s)(0 - (uint64_t)a) : " : "%s";
+    bool is_signed = ir_dtype_is_signed((ir_dtype)t);
+    if (o->helpers[CG_HELPER_MAX] & (1u << t))
+      fprintf(f, "static inline %s max_%s(%s a, %s b) { return %s ? a : b; }\n", T, n, T, T,
+              ir_dtype_is_float((ir_dtype)t) ? "(a > b || a != a)" : "a > b");
+    if (o->helpers[CG_HELPER_IDIV] & (1u << t)) {
       fprintf(f, "static inline %s idiv_%s(%s a, %s b) { return b == 0 ? 0 : ", T, n, T, T);
-      fprintf(f, neg1, ir_dtype_is_signed((ir_dtype)t) ? T : "");
+      if (is_signed) fprintf(f, "b == -1 ? (%s)(0 - (uint64_t)a) : ", T);
       fprintf(f, "(%s)(a / b); }\n", T);
+    }
+    if (o->helpers[CG_HELPER_IMOD] & (1u << t)) {
       fprintf(f, "static inline %s imod_%s(%s a, %s b) { return b == 0 ? 0 : ", T, n, T, T);
-      fprintf(f, ir_dtype_is_signed((ir_dtype)t) ? "b == -1 ? 0 : " : "");
+      if (is_signed) fputs("b == -1 ? 0 : ", f);
       fprintf(f, "(%s)(a %% b); }\n", T);
     }
   }
@@ -429,6 +428,9 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
         "#define O2C_SIMD_SUM(v) O2C_PRAGMA(omp simd reduction(+ : v))\n"
         "#define O2C_SIMD O2C_PRAGMA(omp simd)\n"
         "#define O2C_SIMD_MAX(v, nan) O2C_PRAGMA(omp simd reduction(max : v) reduction(| : nan))\n"
+        "#if defined(__clang__) /* it makes a memset of a block's clear loop, then warns */\n"
+        "#pragma clang diagnostic ignored \"-Wpass-failed\" /* that it was not vectorised */\n"
+        "#endif\n"
         "#else\n#define O2C_SIMD_SUM(v)\n#define O2C_SIMD\n#define O2C_SIMD_MAX(v, "
         "nan)\n#endif\n\n");
   if (out.nounroll)

@@ -248,11 +248,14 @@ static bool is_half(ir_dtype t) {
  * the conversions, o2c_h2f ...); from anything wider than float it rounds
  * once, from double. */
 static void render_half_cast(cg_kernel *c, cg_buf *o, ir_dtype from, ir_dtype to, const char *x) {
-  c->out->half = true;
+  unsigned *need = &c->out->half;
+  const char *to_half = to == IR_F16 ? "o2c_f2h" : "o2c_f2b";
+  unsigned to_bit = to == IR_F16 ? CG_HALF_F2H : CG_HALF_F2B;
   if (is_half(from)) {
     const char *f = from == IR_F16 ? "o2c_h2f" : "o2c_b2f";
+    *need |= from == IR_F16 ? CG_HALF_H2F : CG_HALF_B2F;
     if (is_half(to))
-      cg_printf(o, "%s(%s(%s))", to == IR_F16 ? "o2c_f2h" : "o2c_f2b", f, x);
+      cg_printf(o, "%s(%s(%s))", to_half, f, x), *need |= to_bit;
     else if (to == IR_BOOL)
       cg_printf(o, "(%s(%s) != 0)", f, x);
     else if (!ir_dtype_is_float(to))
@@ -260,9 +263,10 @@ static void render_half_cast(cg_kernel *c, cg_buf *o, ir_dtype from, ir_dtype to
     else
       cg_printf(o, "((%s)%s(%s))", cg_ctype(to), f, x);
   } else if (from == IR_F32) {
-    cg_printf(o, "%s(%s)", to == IR_F16 ? "o2c_f2h" : "o2c_f2b", x);
+    cg_printf(o, "%s(%s)", to_half, x), *need |= to_bit;
   } else {
     cg_printf(o, "%s((double)%s)", to == IR_F16 ? "o2c_d2h" : "o2c_d2b", x);
+    *need |= to == IR_F16 ? CG_HALF_D2H : CG_HALF_D2B;
   }
 }
 
@@ -322,20 +326,20 @@ static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *id
       c->out->max_sel |= 1u << n->dtype;
     } else {
       cg_printf(o, "max_%s(%s, %s)", ir_dtype_name(n->dtype), a[0].s, a[1].s);
-      cg_need_helper(c->out, n->dtype);
+      cg_need_helper(c->out, CG_HELPER_MAX, n->dtype);
     }
     break;
   }
   case IR_IDIV:
     cg_printf(o, "idiv_%s(%s, %s)", ir_dtype_name(n->dtype), a[0].s, a[1].s);
-    cg_need_helper(c->out, n->dtype);
+    cg_need_helper(c->out, CG_HELPER_IDIV, n->dtype);
     break;
   case IR_MOD:
     if (fl)
       cg_printf(o, "fmod%s(%s, %s)", fsuffix(n->dtype), a[0].s, a[1].s);
     else {
       cg_printf(o, "imod_%s(%s, %s)", ir_dtype_name(n->dtype), a[0].s, a[1].s);
-      cg_need_helper(c->out, n->dtype);
+      cg_need_helper(c->out, CG_HELPER_IMOD, n->dtype);
     }
     break;
   case IR_AND: cg_printf(o, "((%s)(%s & %s))", T, a[0].s, a[1].s); break;
@@ -598,7 +602,7 @@ void cg_render_stmt(cg_kernel *c, sched_stmt_kind kind, int stage, char *const *
                 m, stage, stage, m, m);
     } else if (r->op == IR_MAX) {
       cg_printf(&line, "acc%d = max_%s(acc%d, %s);", stage, ir_dtype_name(r->dtype), stage, v.s);
-      cg_need_helper(c->out, r->dtype);
+      cg_need_helper(c->out, CG_HELPER_MAX, r->dtype);
     } else {
       if (c->k->stash == stage + 1) { /* kept for the final statement (sched.c, stash_summand) */
         cg_buf addr = {0};

@@ -50,17 +50,20 @@ static void print_run(FILE *o, const char *exe, const char *dir, const char *mod
 }
 
 int main(int argc, char **argv) {
-  if (argc != 11 && argc != 12) {
+  if (argc != 12 && argc != 13) {
     fprintf(stderr, "usage: gen_node_tests TEST_DIR SCRIPT_DIR LIST PREFIX ONNX2C OUT.cmake CFLAGS PLAIN_CFLAGS "
-                    "PLAIN_EVERY LABEL [EXTRA_FLAGS]\n");
+                    "PLAIN_EVERY CLANG LABEL [EXTRA_FLAGS]\n");
     return 1;
   }
   /* every PLAIN_EVERY-th test (0: none) builds with PLAIN_CFLAGS, the others
-   * with CFLAGS; LABEL names the flags the test really gets */
+   * with CFLAGS; LABEL names the flags the test really gets. With CLANG 1,
+   * every other one of the PLAIN_EVERY-th tests builds with clang instead
+   * (with_clang.sh) and CFLAGS, labelled "clang" */
   const char *root = argv[1], *scripts = argv[2], *upath = argv[3], *prefix = argv[4], *exe = argv[5],
-             *cflags = argv[7], *plain = argv[8], *label = argv[10];
+             *cflags = argv[7], *plain = argv[8], *label = argv[11];
   int every = atoi(argv[9]);
-  const char *extra = argc == 12 ? argv[11] : "";
+  bool clang = atoi(argv[10]) != 0;
+  const char *extra = argc == 13 ? argv[12] : "";
   /* the suite's label: the prefix without its last '_' */
   char suite[64];
   size_t np = strlen(prefix);
@@ -95,18 +98,20 @@ int main(int argc, char **argv) {
     snprintf(dir, sizeof dir, "%s/%s", root, tests[t]);
     snprintf(model, sizeof model, "%s/model.onnx", dir);
     if (imp_model_op_types(model, ops, sizeof ops, err, sizeof err)) snprintf(ops, sizeof ops, "unreadable");
-    bool is_plain = every > 0 && t % every == 0;
+    bool is_plain = every > 0 && t % every == 0, is_listed = listed(names, nskip, tests[t]);
+    bool is_clang = is_plain && clang && !is_listed && (t / every) % 2 == 1;
+    is_plain = is_plain && !is_clang;
     /* a listed test still runs: unsupported.sh fails it if it passes now or
      * fails for another reason than the listed one, else reports it skipped */
     fprintf(o, "add_test(%s%s ", prefix, tests[t] + 5);
-    if (listed(names, nskip, tests[t]))
-      fprintf(o, "sh %s/unsupported.sh check %s %s ", scripts, upath, tests[t]);
+    if (is_listed) fprintf(o, "sh %s/unsupported.sh check %s %s ", scripts, upath, tests[t]);
+    if (is_clang) fprintf(o, "sh %s/../with_clang.sh ", scripts);
     print_run(o, exe, dir, model, is_plain ? plain : cflags, extra);
     fprintf(o, ")\n");
     for (char *s = ops; *s; s++)
       if (*s == ' ') *s = ';';
     fprintf(o, "set_tests_properties(%s%s PROPERTIES LABELS \"%s;%s;%s\" SKIP_RETURN_CODE 77 TIMEOUT 120)\n",
-            prefix, tests[t] + 5, suite, ops, is_plain ? "plain" : label);
+            prefix, tests[t] + 5, suite, ops, is_clang ? "clang" : is_plain ? "plain" : label);
     free(tests[t]);
   }
   fclose(o);

@@ -164,7 +164,9 @@ static void check_with(const char *flags) {
   snprintf(outp, sizeof outp, "%s/out.bin", tmpdir);
   FILE *f = fopen(src, "w");
   assert_non_null(f);
-  fprintf(f, "#include <stdint.h>\n%s%s", cg_half_src, checker);
+  fprintf(f, "#include <stdint.h>\n");
+  cg_half_print(f, CG_HALF_ALL);
+  fputs(checker, f);
   fclose(f);
   inputs in = {0};
   make_inputs(&in);
