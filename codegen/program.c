@@ -482,6 +482,10 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
                " * moves a tie by a whole code. GNU C mode contracts by default. */\n"
                "#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n"
                "#elif defined(__GNUC__)\n#pragma GCC optimize(\"fp-contract=off\")\n#endif\n");
+  else /* each product is bound to a local of its own (render.c) */
+    fprintf(c, "\n/* clang fuses a*b+c into one FMA only within a statement, and each\n"
+               " * product here is a statement of its own: across them, as GNU C does. */\n"
+               "#if defined(__clang__)\n#pragma clang fp contract(fast)\n#endif\n");
   fprintf(c, "\n%s", kernels.s ? kernels.s : "");
   if (p->symbolic) {
     cg_dims_entry_begin(c, p, N);
