@@ -222,7 +222,7 @@ int cli_parse(int argc, char **argv, cli_args *a) {
    * which gcc builds faster than the speed flags' -O3 + omp simd (the OCR
    * detector's 1.5 MB of C: 18 against 41 s, Zen 5). The C of another
    * target is only checked here: -O2. */
-  snprintf(a->target_cflags, sizeof a->target_cflags, "%s", strcmp(t.name, "native") ? "-O2" : "-O2 -march=native");
+  if (!a->cflags) a->cflags = strcmp(t.name, "native") ? "-O2" : "-O2 -march=native";
   a->rt.imp.vector_floats = sched_target_lanes(&t);
   a->rt.imp.vector_regs = t.vector_regs;
   return 0;

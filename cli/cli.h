@@ -18,7 +18,6 @@ typedef struct {
   unsigned seed;
   double atol, rtol;
   rt_options rt;
-  char target_cflags[32]; /* run/verify without --cflags: -O2, and -march=native for native */
 } cli_args;
 
 /* Parses argv into `a` (zeroed by the caller). -h and --version print and

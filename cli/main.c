@@ -82,7 +82,7 @@ static int build_model(cli_args *a, const char *const *files, int nfiles, rt_mod
   free_tensors(ins, nfiles);
   if (rc) return -1;
   note_specialised(a, spec);
-  if (!rt_build(*m, a->cflags ? a->cflags : a->target_cflags, err, n)) return 0;
+  if (!rt_build(*m, a->cflags, err, n)) return 0;
   rt_model_free(*m);
   *m = NULL;
   return -1;

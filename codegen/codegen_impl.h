@@ -102,7 +102,6 @@ extern const char cg_exp2f_src[];
 /* The C text of the thread pool, after O2C_POOL_SIZE is defined (pool.c). */
 extern const char cg_pool_src[];
 extern const char cg_pool_calls_src[]; /* pool_calls.c: threaded or alone, call by call */
-/* The C text of the float16/bfloat16 conversions (program.c). */
 /* The float16/bfloat16 conversions (half.c), a bit each: cg_half_print
  * prints those in `need` and the ones they call. */
 enum {

@@ -191,14 +191,16 @@ void cg_typed_source(FILE *c, const sched_program *p, const char *N) {
     fprintf(c, "static const int o2c_%s_sizes[%d] = {", fn, n + 1);
     for (int i = 0; i < n; i++) fprintf(c, "%d, ", (int)ir_dtype_size(io_node(p, o, i)->dtype));
     fprintf(c, "0};\n\n");
-    static const char *const what[3] = {"const char *", "int ", "int "},
-                             *const arr[3] = {"names", "dtypes", "ranks"}, *const none[3] = {"0", "-1", "-1"};
+    /* the accessors of those tables: NAME_input_name(i) reads o2c_input_names */
+    static const struct {
+      const char *type, *fn, *table, *none;
+    } acc[3] = {{"const char *", "name", "names", "0"}, {"int ", "dtype", "dtypes", "-1"}, {"int ", "rank", "ranks", "-1"}};
     for (int w = 0; w < 3; w++) {
-      fprintf(c, "%s%s_%s_%.*s(int i) {\n", what[w], N, fn, (int)strlen(arr[w]) - 1, arr[w]);
+      fprintf(c, "%s%s_%s_%s(int i) {\n", acc[w].type, N, fn, acc[w].fn);
       if (n)
-        fprintf(c, "  return i >= 0 && i < %d ? o2c_%s_%s[i] : %s;\n}\n\n", n, fn, arr[w], none[w]);
+        fprintf(c, "  return i >= 0 && i < %d ? o2c_%s_%s[i] : %s;\n}\n\n", n, fn, acc[w].table, acc[w].none);
       else
-        fprintf(c, "  (void)i;\n  return %s;\n}\n\n", none[w]);
+        fprintf(c, "  (void)i;\n  return %s;\n}\n\n", acc[w].none);
     }
     fprintf(c, "int %s_%s_shape(int i, const int64_t *dims, int64_t *shape) {\n", N, fn);
     for (int k = 0; k < ir_sym_count(p->g); k++)
