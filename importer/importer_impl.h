@@ -330,6 +330,10 @@ int imp_resize_bilinear_sym(imp_node *n, ir_ref x, const char *ctm, const double
  * onnxruntime does; nn one of IMP_NN_*. Sets the output, 0 or -1. */
 enum { IMP_NN_ROUND_FLOOR, IMP_NN_ROUND_CEIL, IMP_NN_FLOOR, IMP_NN_CEIL };
 int imp_resize_nearest_sym(imp_node *n, ir_ref x, const char *ctm, int nn, const double *scale, const int64_t *osz);
+/* The float32 scale onnxruntime holds for a static axis of length `in`
+ * resized to `out`: the given one, or out / in divided in float32 where
+ * the double `scale` (from sizes) is no float. */
+float imp_resize_scale_f32(double scale, int64_t in, int64_t out);
 
 /* ---- sliding windows (window.c), for Conv and the pooling ops ---- */
 #define IMP_MAX_SP (IR_MAX_RANK - 4) /* spatial axes; conv views add 4 leading axes */

@@ -84,25 +84,31 @@ typedef struct {
   bool exclude_outside;
 } resize_opts;
 
-/* Source coordinate of output coordinate x along one axis (the ONNX
- * reference: output_width is the real-valued scale * input_width); sets
- * *outside when tf_crop_and_resize maps it outside the input. */
-static double src_coord(const resize_opts *o, double x, int64_t in, double scale, double r0, double r1,
+/* Source coordinate of output coordinate x along one axis, in float32 as
+ * onnxruntime computes it (upsamplebase.h): `scale` as onnxruntime holds
+ * it (float32; out / in in float32 for sizes), and align_corners,
+ * pytorch_half_pixel and tf_crop_and_resize divided by the output's own
+ * length, as the spec's text and PyTorch have it. The ONNX reference
+ * divides by the real-valued in x scale instead, so two node tests with a
+ * fractional output width expect other values (docs/DESIGN.md, "Resize
+ * as onnxruntime computes it"); double arithmetic put x / scale on the
+ * other side of a whole number where float32 lands on it (3 / 0.6f).
+ * Sets *outside when tf_crop_and_resize maps x outside the input. */
+static double src_coord(const resize_opts *o, int64_t x64, int64_t in, int64_t out, float scale, float r0, float r1,
                         bool *outside) {
-  double ow = scale * (double)in, xo;
+  float x = (float)x64, lo = (float)in, lr = (float)out, xo;
   *outside = false;
-  if (!strcmp(o->ctm, "align_corners")) xo = ow == 1 ? 0 : x * (double)(in - 1) / (ow - 1);
+  if (!strcmp(o->ctm, "align_corners")) xo = out == 1 ? 0 : x * (lo - 1) / (lr - 1);
   else if (!strcmp(o->ctm, "asymmetric")) xo = x / scale;
   else if (!strcmp(o->ctm, "tf_crop_and_resize")) {
-    xo = ow == 1 ? (r1 - r0) * (double)(in - 1) / 2 : x * (r1 - r0) * (double)(in - 1) / (ow - 1);
-    xo += r0 * (double)(in - 1);
-    *outside = xo < 0 || xo > (double)(in - 1);
-  } else if (!strcmp(o->ctm, "pytorch_half_pixel")) xo = ow == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
-  else if (!strcmp(o->ctm, "tf_half_pixel_for_nn")) xo = (x + 0.5) / scale;
+    xo = out > 1 ? r0 * (lo - 1) + x * (r1 - r0) * (lo - 1) / (lr - 1) : (float)(0.5 * (r0 + r1) * (lo - 1));
+    *outside = xo < 0 || xo > lo - 1;
+  } else if (!strcmp(o->ctm, "pytorch_half_pixel")) xo = out > 1 ? (x + 0.5f) / scale - 0.5f : 0;
+  else if (!strcmp(o->ctm, "tf_half_pixel_for_nn")) xo = (x + 0.5f) / scale;
   else if (!strcmp(o->ctm, "half_pixel_symmetric")) {
-    double adj = floor(ow) / ow, center = (double)in / 2;
-    xo = center * (1 - adj) + (x + 0.5) / scale - 0.5;
-  } else xo = (x + 0.5) / scale - 0.5; /* half_pixel */
+    float adj = lr / (scale * lo), center = lo / 2;
+    xo = (float)(center * (1 - adj) + (x + 0.5) / scale - 0.5); /* onnxruntime: this sum in double */
+  } else xo = (x + 0.5f) / scale - 0.5f; /* half_pixel */
   return xo;
 }
 
@@ -160,9 +166,10 @@ static int64_t first_neighbor(double xp, int nc, int64_t len) {
 static void axis_taps(const resize_opts *o, int64_t in, int64_t out, double scale, double r0, double r1,
                       int64_t *idx[4], double *w[4], int *ntaps, bool *outside) {
   *ntaps = o->mode == M_NEAREST ? 1 : o->mode == M_LINEAR ? 2 : 4;
+  float sc = imp_resize_scale_f32(scale, in, out);
   for (int64_t x = 0; x < out; x++) {
     for (int k = 0; k < *ntaps; k++) idx[k][x] = 0, w[k][x] = 0;
-    double xo = src_coord(o, (double)x, in, scale, r0, r1, &outside[x]);
+    double xo = src_coord(o, x, in, out, sc, (float)r0, (float)r1, &outside[x]);
     if (outside[x]) continue;
     double fl = floor(xo), r = xo == fl ? 1 : xo - fl, c[4];
     int nc = coeffs(o, r, c), pad = (nc + 1) / 2;
@@ -319,19 +326,13 @@ static ir_ref nearest_repeat(imp_node *n, ir_ref x, int a, const resize_opts *o,
  * where x / scale lands on a tie (seg_int8: 3 of 8.4M codes). So this case
  * is lowered in the same order. */
 
-/* Source coordinate as onnxruntime's float32 functions give it. */
-static float ort_coord(const char *ctm, float x, float scale, float out) {
-  if (!strcmp(ctm, "asymmetric")) return x / scale;
-  if (!strcmp(ctm, "pytorch_half_pixel")) return out > 1 ? (x + 0.5f) / scale - 0.5f : 0;
-  return (x + 0.5f) / scale - 0.5f; /* half_pixel */
-}
-
 /* Per output along one axis: the two inputs (i1, i2) and the distances to
  * them (d1, d2; 0.5 each when they are the same input), clamped. */
-static void ort_axis(const char *ctm, int64_t in, int64_t out, float scale, int64_t *i1, int64_t *i2, float *d1,
-                     float *d2) {
+static void ort_axis(const resize_opts *o, int64_t in, int64_t out, float scale, int64_t *i1, int64_t *i2,
+                     float *d1, float *d2) {
   for (int64_t x = 0; x < out; x++) {
-    float v = ort_coord(ctm, (float)x, scale, (float)out);
+    bool outside;
+    float v = (float)src_coord(o, x, in, out, scale, 0, 1, &outside);
     v = v < 0 ? 0 : v > (float)(in - 1) ? (float)(in - 1) : v;
     i1[x] = (int64_t)v < in - 1 ? (int64_t)v : in - 1;
     i2[x] = i1[x] + 1 < in - 1 ? i1[x] + 1 : in - 1;
@@ -355,10 +356,8 @@ static ir_ref weights(ir_graph *g, const float *d, int rank, int axis, int64_t o
 /* Is this the case onnxruntime computes with UpsampleBilinear (static
  * shapes: resize_bilinear; H or W symbolic: imp_resize_bilinear_sym)? */
 static bool ort_bilinear(const resize_opts *o, const ir_shape *s, const double *scale, bool crop, bool sym) {
-  /* not align_corners: with scales, the ONNX reference (node tests) uses
-   * the real-valued output length, onnxruntime's bilinear the integer one */
   bool ctm = !strcmp(o->ctm, "half_pixel") || !strcmp(o->ctm, "pytorch_half_pixel") || !strcmp(o->ctm, "asymmetric") ||
-             (sym && !strcmp(o->ctm, "align_corners")); /* a whole scale or a size: no real-valued length */
+             !strcmp(o->ctm, "align_corners");
   if (o->mode != M_LINEAR || s->rank != 4 || crop || o->exclude_outside || !ctm) return false;
   if (scale[0] != 1 || scale[1] != 1) return false;
   if (sym) return ir_dim_is_sym(s->d[2]) || ir_dim_is_sym(s->d[3]) || scale[2] == 0 || scale[3] == 0;
@@ -385,12 +384,8 @@ static int resize_bilinear(imp_node *n, ir_ref x, const resize_opts *o, const do
     imp_fail(n, "out of memory resizing to %lld x %lld", (long long)OH, (long long)OW);
     goto done;
   }
-  /* scale as onnxruntime holds it: float32 (from sizes: out / in in float32) */
-  float sy = (float)scale[2], sx = (float)scale[3];
-  if ((double)(float)scale[2] != scale[2] || (double)(float)scale[3] != scale[3])
-    sy = (float)OH / (float)H, sx = (float)OW / (float)W;
-  ort_axis(o->ctm, H, OH, sy, iy1, iy2, dy1, dy2);
-  ort_axis(o->ctm, W, OW, sx, ix1, ix2, dx1, dx2);
+  ort_axis(o, H, OH, imp_resize_scale_f32(scale[2], H, OH), iy1, iy2, dy1, dy2);
+  ort_axis(o, W, OW, imp_resize_scale_f32(scale[3], W, OW), ix1, ix2, dx1, dx2);
   /* the rows read materialised (MOVE): a pick of a pick is not made an
    * indexed read, and stays a one-hot sum over W (4.3 GFLOP for one
    * 256 -> 512 resize of 16 channels, against 0.02) */
@@ -480,12 +475,14 @@ static int resize_common(imp_node *n, ir_ref x, const resize_opts *o, const doub
   return imp_set_out(n, 0, y == x ? ir_move(g, x) : y);
 }
 
-/* floor(scale * d); for a symbolic d (where only a whole scale is kept,
- * see nearest_repeat) the product, else d itself as a placeholder. */
+/* floor(scale * d), multiplied in float32 as onnxruntime does (10 x 0.7f
+ * is 7 there and in PyTorch, 6 in exact arithmetic); for a symbolic d
+ * (where only a whole scale is kept, see nearest_repeat) the product, else
+ * d itself as a placeholder. */
 static int64_t sym_size(int64_t d, double scale) {
   if (!ir_dim_is_sym(d)) {
     /* a product past int64 (or NaN) must not reach the cast: that is UB */
-    double p = scale * (double)d;
+    float p = (float)scale * (float)d;
     if (!(p >= 0)) return 0;
     return p < 0x1p62 ? (int64_t)p : INT64_MAX;
   }

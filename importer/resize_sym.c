@@ -21,6 +21,10 @@ static int coord_mode_of(const char *ctm) {
                                                 : -1;
 }
 
+float imp_resize_scale_f32(double scale, int64_t in, int64_t out) {
+  return (double)(float)scale == scale ? (float)scale : (float)out / (float)in;
+}
+
 /* A float32 scalar of a (possibly symbolic) dimension, computed at run time. */
 static ir_ref dim_f32(ir_graph *g, int64_t d) {
   ir_shape s0 = {0};
@@ -35,8 +39,7 @@ static ir_ref dim_f32(ir_graph *g, int64_t d) {
 static ir_ref axis_scale(imp_node *n, double scale, int64_t L, int64_t out) {
   ir_graph *g = n->g;
   if (scale == 0) return ir_cast(g, imp_div_f32(g, dim_f32(g, out), dim_f32(g, L)), IR_F32);
-  if (!ir_dim_is_sym(L))
-    return ir_scalar(g, IR_F32, (double)(float)scale == scale ? (float)scale : (float)out / (float)L);
+  if (!ir_dim_is_sym(L)) return ir_scalar(g, IR_F32, imp_resize_scale_f32(scale, L, out));
   if (!(scale >= 1 && scale <= 64) || (double)(int64_t)scale != scale)
     return imp_fail_sym(n, L, "a resize of a symbolic axis by other than a whole scale"), IR_NONE;
   return ir_scalar(g, IR_F32, scale);

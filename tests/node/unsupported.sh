@@ -12,9 +12,11 @@
 # the model path, so no reason in LIST is written by hand.
 set -u
 
-# reason_of STDERR_FILE MODEL: the first "onnx2c-caten: " line, prefix and path cut
+# reason_of STDERR_FILE MODEL: the first "onnx2c-caten: " line, prefix and
+# path cut, past run's note of the inputs it specialised to (not a reason)
 reason_of() {
-  grep -m1 '^onnx2c-caten: ' "$1" | sed -e 's/^onnx2c-caten: //' -e "s|^$2: ||"
+  grep '^onnx2c-caten: ' "$1" | grep -v -m1 '^onnx2c-caten: specialised to these inputs' |
+    sed -e 's/^onnx2c-caten: //' -e "s|^$2: ||"
 }
 
 # listed_reason LIST TEST
