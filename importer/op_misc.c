@@ -93,6 +93,32 @@ static int range_count_sym(imp_node *n, const int64_t *v, int64_t *cnt) {
   return 0;
 }
 
+/* The symbolic dimension a float scalar input holds when it is a
+ * dimension read from a shape and cast (cast_sym_values: a CAST of views
+ * of one symbolic LOAD), else 0: torch.arange(T) of a float dtype exports
+ * Range(0.0, Cast(Gather(Shape(x))), 1.0). */
+static int64_t float_sym_dim(imp_node *n, int i) {
+  ir_graph *g = n->g;
+  ir_ref r = imp_in(n, i);
+  if (r == IR_NONE || !imp_has_syms(n)) return 0;
+  const ir_node *x = ir_node_get(g, r);
+  if (x->op != IR_CAST || !ir_dtype_is_float(x->dtype) || ir_shape_numel(&x->shape) != 1) return 0;
+  x = ir_node_get(g, x->src[0]);
+  while (x->op == IR_VIEW && ir_shape_numel(&x->shape) == 1) x = ir_node_get(g, x->src[0]);
+  return x->op == IR_LOAD && x->sym_value && ir_shape_numel(&x->shape) == 1 ? x->ival : 0;
+}
+
+/* A float Range to a symbolic limit T (float_sym_dim): from a whole start
+ * by 1 or -1, so its count is T - start (or start - T) and its values
+ * whole numbers, exact in float32 while T <= 2^24, which the generated
+ * code checks. Fills v with the integer start, limit and delta. */
+static int float_range_sym(imp_node *n, int64_t lim, const double *f, int64_t *v) {
+  if ((f[2] != 1 && f[2] != -1) || f[0] != floor(f[0]) || fabs(f[0]) > 0x1p24)
+    return imp_fail_sym(n, lim, "a float Range to a symbolic limit other than from a whole start by 1 or -1");
+  v[0] = (int64_t)f[0], v[1] = lim, v[2] = (int64_t)f[2];
+  return ir_assume_nonneg(n->g, ir_dim_sub(INT64_C(1) << 24, lim), "a float Range's limit within float32's whole numbers (2^24)");
+}
+
 /* Range: start + delta * iota over the element count (symbolic when start
  * or limit is). */
 static int lower_range(imp_node *n) {
@@ -100,9 +126,10 @@ static int lower_range(imp_node *n) {
   if (s0 == IR_NONE) return -1;
   ir_dtype t = imp_dtype(n, s0);
   double f[3];
-  int64_t v[3];
+  int64_t v[3], flim = ir_dtype_is_float(t) ? float_sym_dim(n, 1) : 0;
   bool sym = false;
   for (int i = 0; i < 3; i++) {
+    if (i == 1 && flim) continue;
     if (imp_const_dims(n, i, &v[i], 1) != 1) return ir_failed(n->g) ? -1 : imp_fail(n, "input %d must be a scalar", i);
     sym |= ir_dim_is_sym(v[i]) && imp_has_syms(n);
     if (!sym && imp_const_floats(n, i, &f[i], 1) != 1)
@@ -110,9 +137,11 @@ static int lower_range(imp_node *n) {
   }
   if (sym && (ir_dtype_is_float(t) || ir_dim_is_sym(v[2])))
     return imp_fail_sym(n, ir_dim_is_sym(v[2]) ? v[2] : v[1], "Range of symbolic floats or with a symbolic delta");
-  if (!sym && f[2] == 0) return imp_fail(n, "delta must not be zero");
+  if (!sym && !flim && f[2] == 0) return imp_fail(n, "delta must not be zero");
   int64_t cnt = 0;
-  if (sym) {
+  if (flim) {
+    if (float_range_sym(n, flim, f, v) || range_count_sym(n, v, &cnt)) return -1;
+  } else if (sym) {
     if (range_count_sym(n, v, &cnt)) return -1;
     f[0] = f[2] = 0;
   } else if (ir_dtype_is_float(t)) {

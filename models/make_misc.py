@@ -27,7 +27,8 @@
                       LSTM (over 3 steps), TopK with k = seq, a Cast of
                       seq - 1 to float, reflect and edge Pads, bilinear
                       and nearest Resizes (by scales and to sizes read
-                      from the shape), with the symbols kept
+                      from the shape), a float Range(0, seq) (a float
+                      torch.arange(seq)), with the symbols kept
   slice_runtime.onnx  Slices whose bounds are values known only at run time
                       (input k, an ArgMax): x[k:] (then doubled), x[:i+1]
                       for i the ArgMax of column 0, x[:, k:-7:-2];
@@ -677,6 +678,9 @@ save("symbolic_more", [
     helper.make_node("Resize", ["x1", "", "", "sz"], ["y_resize_ac"], mode="linear",
                      coordinate_transformation_mode="align_corners"),
     helper.make_node("Add", ["shape4", "shrink"], ["szd"]),
+    helper.make_node("Gather", ["shape", "one"], ["seq0"], axis=0),
+    helper.make_node("Cast", ["seq0"], ["seqf"], to=F),
+    helper.make_node("Range", ["f0", "seqf", "f1"], ["y_pos"]),
 ] + [helper.make_node("Resize", ["x1", "", "", size], ["y_near_" + name], mode="nearest",
                       coordinate_transformation_mode=ctm, nearest_mode=nm) for name, size, ctm, nm in NEAREST_CASES
 ], [vi("x", F, ["batch", "seq", 8]), vi("ids", I64, ["batch", "seq"])],
@@ -686,7 +690,7 @@ save("symbolic_more", [
      vi("i_sort", I64, ["batch", "seq", 8]), vi("y_div", F, ["batch", 1, 8]), vi("y_reflect", F, ["batch", "seq3", 8]),
      vi("y_edge", F, ["batch2", "seq", 9]), vi("y_bilinear", F, ["batch", 1, "seq2", 16]),
      vi("y_bilinear_asym", F, ["batch", 1, "seq3", 8]), vi("y_resize_size", F, ["batch", 1, "seq1", 9]),
-     vi("y_resize_ac", F, ["batch", 1, "seq1", 9])] +
+     vi("y_resize_ac", F, ["batch", 1, "seq1", 9]), vi("y_pos", F, ["seq"])] +
     [vi("y_near_" + name, F, ["batch", 1, "seqn", "wn"]) for name, _, _, _ in NEAREST_CASES],
     [i64("one", 1), i64("depth", 6), numpy_helper.from_array(np.array([0.0, 1.0], np.float32), "onoff"),
      w("Woh", (6, 8), 1.0, rs), i64("two1", [2]), i64("three1", [3]), i64("zero1", [0]), i64("one1", [1]),
@@ -695,7 +699,8 @@ save("symbolic_more", [
      i64("pads_r", [0, 1, 0, 0, 2, 0]), i64("pads_e", [2, 0, 1, 0, 0, 0]),
      numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc22"),
      numpy_helper.from_array(np.array([1, 1, 3, 1], np.float32), "sc31"), i64("grow", [0, 0, 1, 1]),
-     i64("shrink", [0, 0, 0, -3])])
+     i64("shrink", [0, 0, 0, -3]), numpy_helper.from_array(np.array(0.0, np.float32), "f0"),
+     numpy_helper.from_array(np.array(1.0, np.float32), "f1")])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
