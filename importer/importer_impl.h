@@ -69,6 +69,7 @@ extern const imp_op_entry imp_ops_text[];
 extern const imp_op_entry imp_ops_select[];
 extern const imp_op_entry imp_ops_sequence[];
 extern const imp_op_entry imp_ops_training[];
+extern const imp_op_entry imp_ops_col2im[];
 
 /* Errors: record a message about the node; returns -1. */
 int imp_fail(imp_node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -290,6 +291,9 @@ ir_ref imp_clamp(ir_graph *g, ir_ref x, double lo, double hi);
 ir_ref imp_stack(ir_graph *g, const ir_ref *parts, int count, int axis);
 /* Slice [start, start+len) of `axis`. */
 ir_ref imp_take(ir_graph *g, ir_ref x, int axis, int64_t start, int64_t len);
+/* Inserts s-1 zeros between the elements of `axis` (length L -> (L-1)*s+1;
+ * L may be symbolic): ConvTranspose's and Col2Im's strided placement. */
+ir_ref imp_dilate_axis(ir_graph *g, ir_ref x, int axis, int64_t s);
 /* Pads (positive) or crops (negative) `axis` by b before and e after. */
 ir_ref imp_pad_crop(ir_graph *g, ir_ref x, int axis, int64_t b, int64_t e);
 /* A 1-D per-axis parameter reshaped to broadcast along `axis` of rank `rank`. */

@@ -44,6 +44,7 @@ static const imp_op_entry *const families[] = {
     imp_ops_select,
     imp_ops_sequence,
     imp_ops_training,
+    imp_ops_col2im,
 };
 
 /* `domain`: IMP_MS (com.microsoft), IMP_TRAINING or 0 (the default). */

@@ -34,6 +34,23 @@ ir_ref imp_take(ir_graph *g, ir_ref x, int axis, int64_t start, int64_t len) {
   return ir_view_slice(g, x, st, sp, ln);
 }
 
+/* Inserts s-1 zeros between the elements of `axis`: [.., L, ..] ->
+ * [.., L, 1, ..] padded to [.., L, s, ..], merged to L*s and cut to
+ * (L-1)*s+1. */
+ir_ref imp_dilate_axis(ir_graph *g, ir_ref x, int axis, int64_t s) {
+  if (x == IR_NONE || s == 1) return x;
+  ir_shape xs = imp_gshape(g, x);
+  int64_t L = xs.d[axis]; /* may be symbolic */
+  ir_ref u = ir_view_unsqueeze(g, x, axis + 1);
+  int64_t b[IR_MAX_RANK] = {0}, e[IR_MAX_RANK] = {0};
+  e[axis + 1] = s - 1;
+  u = ir_view_pad(g, u, b, e, 0.0);
+  ir_shape m = xs;
+  m.d[axis] = ir_dim_mul(L, s);
+  u = ir_view_reshape(g, u, m);
+  return imp_take(g, u, axis, 0, ir_dim_add(ir_dim_mul(ir_dim_sub(L, 1), s), 1));
+}
+
 /* Pads (positive) or crops (negative) axis `axis` by b before and e after. */
 ir_ref imp_pad_crop(ir_graph *g, ir_ref x, int axis, int64_t b, int64_t e) {
   if (x == IR_NONE) return IR_NONE;

@@ -175,23 +175,6 @@ static int lower_qlinearconv(imp_node *n) {
 
 /* ---------- ConvTranspose ---------- */
 
-/* Inserts s-1 zeros between the elements of `axis`: [.., L, ..] ->
- * [.., L, 1, ..] padded to [.., L, s, ..], merged to L*s and cut to
- * (L-1)*s+1. */
-static ir_ref dilate_axis(ir_graph *g, ir_ref x, int axis, int64_t s) {
-  if (x == IR_NONE || s == 1) return x;
-  ir_shape xs = imp_gshape(g, x);
-  int64_t L = xs.d[axis]; /* may be symbolic */
-  ir_ref u = ir_view_unsqueeze(g, x, axis + 1);
-  int64_t b[IR_MAX_RANK] = {0}, e[IR_MAX_RANK] = {0};
-  e[axis + 1] = s - 1;
-  u = ir_view_pad(g, u, b, e, 0.0);
-  ir_shape m = xs;
-  m.d[axis] = ir_dim_mul(L, s);
-  u = ir_view_reshape(g, u, m);
-  return imp_take(g, u, axis, 0, ir_dim_add(ir_dim_mul(ir_dim_sub(L, 1), s), 1));
-}
-
 /* ConvTranspose whose kernel equals its stride on every axis (no pads,
  * dilation or output_padding: the 2x2/2 upsampling of a detector's head):
  * every input position writes its own k... block of the output, so it is
@@ -303,7 +286,7 @@ static int lower_convtranspose(imp_node *n) {
     if (op[i] < 0 || ir_mul_ov(ir_dim_is_sym(L[i]) ? IR_DIM_SYM_MAX : L[i], c.s[i], &lim) || ir_add_ov(lim, span, &lim) || op[i] > lim ||
         c.pb[i] < -lim || c.pe[i] < -lim || c.pb[i] > lim || c.pe[i] > lim)
       return imp_fail(n, "output_padding, pads or strides out of range on axis %d", i + 2);
-    xd = dilate_axis(g, xd, 2 + i, c.s[i]);
+    xd = imp_dilate_axis(g, xd, 2 + i, c.s[i]);
     int64_t full = (k[i] - 1) * c.d[i];
     cc.s[i] = 1;
     cc.pb[i] = full - c.pb[i];

@@ -1,5 +1,9 @@
 #!/usr/bin/python3
 """Makes small test models in models/misc/ (Debian's /usr/bin/python3).
+  col2im.onnx         Col2Im (PyTorch's F.fold, opset 18): overlapping
+                      blocks (3x3 at stride 2, padded), gaps (2x2 at
+                      strides (3, 4)), dilated with asymmetric pads, 1-D,
+                      3-D, batches of 2
   view_reshape.onnx   the PyTorch x.view(batch, -1) pattern: Shape -> Gather ->
                       Unsqueeze -> Concat -> Reshape, then a MatMul
   tied.onnx           tied embeddings: W[V,D] feeds a Gather and, as the
@@ -128,11 +132,12 @@ def i64(name, vals):
     return numpy_helper.from_array(np.array(vals, np.int64), name)
 
 
-def save(name, nodes, inputs, outputs, inits):
+def save(name, nodes, inputs, outputs, inits, opset=17):
     g = helper.make_graph(nodes, name, inputs, outputs, initializer=inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
-    onnx.checker.check_model(m)
+    if opset <= 17:  # Debian's onnx checks opsets up to 17 (Col2Im is 18's)
+        onnx.checker.check_model(m)
     onnx.save(m, os.path.join(HERE, name + ".onnx"))
 
 
@@ -701,6 +706,30 @@ save("symbolic_more", [
      numpy_helper.from_array(np.array([1, 1, 3, 1], np.float32), "sc31"), i64("grow", [0, 0, 1, 1]),
      i64("shrink", [0, 0, 0, -3]), numpy_helper.from_array(np.array(0.0, np.float32), "f0"),
      numpy_helper.from_array(np.array(1.0, np.float32), "f1")])
+
+# Col2Im (opset 18): name, N, C, image, block, dilations, pads, strides
+COL2IM = [
+    ("c2i_overlap", 1, 2, [7, 8], [3, 3], [1, 1], [1, 1, 1, 1], [2, 2]),
+    ("c2i_gaps", 2, 3, [9, 10], [2, 2], [1, 1], [0, 0, 0, 0], [3, 4]),
+    ("c2i_dilated", 1, 2, [11, 9], [3, 2], [2, 3], [2, 0, 1, 3], [1, 2]),
+    ("c2i_1d", 2, 4, [20], [5], [1], [3, 1], [2]),
+    ("c2i_3d", 1, 2, [5, 6, 4], [2, 3, 2], [1, 1, 1], [1, 0, 0, 1, 1, 0], [2, 1, 1]),
+]
+
+
+def col2im_blocks(img, blk, dil, pads, st):
+    nsp = len(img)
+    return int(np.prod([(img[i] + pads[i] + pads[nsp + i] - (dil[i] * (blk[i] - 1) + 1)) // st[i] + 1
+                        for i in range(nsp)]))
+
+
+save("col2im", [
+    helper.make_node("Col2Im", ["x_" + nm, nm + "_img", nm + "_blk"], ["y_" + nm], dilations=d, pads=p, strides=st)
+    for nm, _, _, _, _, d, p, st in COL2IM
+], [vi("x_" + nm, F, [N, C * int(np.prod(b)), col2im_blocks(im, b, d, p, st)]) for nm, N, C, im, b, d, p, st in COL2IM],
+    [vi("y_" + nm, F, [N, C] + im) for nm, N, C, im, _, _, _, _ in COL2IM],
+    [i64(nm + "_img", im) for nm, _, _, im, _, _, _, _ in COL2IM] +
+    [i64(nm + "_blk", b) for nm, _, _, _, b, _, _, _ in COL2IM], opset=18)
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())

@@ -506,6 +506,13 @@ save("split_overflow.onnx", model([h.make_node("Split", ["x", "s"], ["a", "b"], 
 save("convtranspose_strides_huge.onnx",
      model([h.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[1 << 62, 1 << 62])], [x4], [vi("y", F, ())],
            [numpy_helper.from_array(np.ones((4, 1, 2, 2), np.float32), "w")]))
+# Col2Im: pads that overflow the padded image, a block of 2^40 taps (one
+# graph node each), blocks that do not match the input's L
+for name, blk, pads, L in [("col2im_pads_huge.onnx", [2, 2], [1 << 62] * 4, 9),
+                           ("col2im_block_huge.onnx", [1 << 20, 1 << 20], [0] * 4, 1),
+                           ("col2im_blocks_mismatch.onnx", [2, 2], [0] * 4, 7)]:
+    save(name, model([h.make_node("Col2Im", ["x", "img", "blk"], ["y"], pads=pads)], [vi("x", F, (1, 4, L))],
+                     [vi("y", F, ())], [ints("img", [4, 4]), ints("blk", blk)], opset=18))
 # Attributes that expand into one graph node per tap (MaxPool 2^24, LRN
 # 2^40): refused before building, not at 3 GB.
 save("maxpool_kernel_2pow24.onnx", model([h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[1 << 24],
