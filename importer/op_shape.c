@@ -439,7 +439,7 @@ static ir_ref pad_axis(imp_node *n, ir_ref x, int axis, int64_t before, int64_t 
 static bool pad_amounts(imp_node *n, int rank, int64_t *before, int64_t *after) {
   int64_t pads[2 * IR_MAX_RANK], axes[IR_MAX_RANK];
   int cnt;
-  if (n->opset >= 11) cnt = ints_arg(n, true, 1, "pads", pads, 2 * IR_MAX_RANK);
+  if (n->opset >= 11) cnt = ints_arg_any(n, true, 1, "pads", pads, 2 * IR_MAX_RANK, imp_has_syms(n));
   else cnt = ints_arg(n, false, 0, n->opset >= 2 ? "pads" : "paddings", pads, 2 * IR_MAX_RANK);
   if (cnt == -2) return false;
   if (cnt == -1) return imp_fail(n, "pads are missing"), false;
@@ -460,6 +460,14 @@ static bool pad_amounts(imp_node *n, int rank, int64_t *before, int64_t *after) 
     if (pads[i] == INT64_MIN || pads[i + na] == INT64_MIN) return imp_fail(n, "pads out of range"), false;
   }
   return true;
+}
+
+/* The sign of a pad amount (a crop when negative): -1, 0 or 1, or 2 for a
+ * symbolic one whose sign the graph does not decide. */
+static int pad_sign(imp_node *n, int64_t a) {
+  if (!imp_has_syms(n) || !ir_dim_is_sym(a)) return a < 0 ? -1 : a > 0;
+  unsigned k = ir_dim_cmp(n->g, a, 0);
+  return !(k & IR_CMP_LT) ? 1 : !(k & IR_CMP_GT) ? -1 : 2;
 }
 
 /* Constant padding with a value known only at run time: pad with zeros and
@@ -497,20 +505,27 @@ static int lower_pad(imp_node *n) {
   } else {
     value = imp_attr_f(n, "value", 0);
   }
-  /* negative pads crop first */
+  /* negative pads crop first; a symbolic amount (read from a shape: a
+   * U-Net's padding of the upsampled map to its skip's size) must have a
+   * sign the graph decides */
   int64_t st[IR_MAX_RANK], sp[IR_MAX_RANK], ln[IR_MAX_RANK];
   bool crop = false;
   for (int i = 0; i < s.rank; i++) {
-    /* symbolic axes: any padding, no crop */
-    if (ir_dim_is_sym(s.d[i]) && (before[i] < 0 || after[i] < 0))
-      return imp_fail_sym(n, s.d[i], "cropping a symbolic axis");
-    st[i] = before[i] < 0 ? -before[i] : 0;
+    int sb = pad_sign(n, before[i]), se = pad_sign(n, after[i]);
+    int64_t sym = ir_dim_is_sym(before[i]) ? before[i] : after[i];
+    if (sb == 2 || se == 2) return imp_fail_sym(n, sym, "a Pad whose amount may be negative or positive");
+    if (imp_has_syms(n) && ir_dim_is_sym(sym) && strcmp(mode, "constant"))
+      return imp_fail_sym(n, sym, "reflect or edge padding by a symbolic amount");
+    st[i] = sb < 0 ? ir_dim_neg(before[i]) : 0;
     sp[i] = 1;
-    ln[i] = ir_dim_sub(ir_dim_sub(s.d[i], st[i]), after[i] < 0 ? -after[i] : 0);
+    ln[i] = ir_dim_sub(ir_dim_sub(s.d[i], st[i]), se < 0 ? ir_dim_neg(after[i]) : 0);
+    if (ln[i] == IR_DIM_INVALID) return imp_fail(n, "padding overflows on axis %d", i);
     if (!ir_dim_is_sym(ln[i]) && ln[i] < 0) return imp_fail(n, "padding crops more than axis %d", i);
-    crop |= before[i] < 0 || after[i] < 0;
-    if (before[i] < 0) before[i] = 0;
-    if (after[i] < 0) after[i] = 0;
+    if (ir_dim_is_sym(ln[i]) && (sb < 0 || se < 0) && ir_assume_nonneg(g, ln[i], "the axis is longer than its crop"))
+      return -1;
+    crop |= sb < 0 || se < 0;
+    if (sb < 0) before[i] = 0;
+    if (se < 0) after[i] = 0;
   }
   if (crop) x = ir_view_slice(g, x, st, sp, ln);
   if (!strcmp(mode, "constant") && runtime_value != IR_NONE)

@@ -151,6 +151,25 @@ typedef struct {
   size_t ntouched, cap;
 } evalctx;
 
+/* a / b truncated toward zero (ONNX's integer Div, as C divides) for a
+ * symbolic a and a plain b that do not divide: 0 where the graph proves
+ * |a| < |b| (a U-Net's (skip - upsampled) // 2 with both from one W: in
+ * {-1, 0}), else a floor symbol where the sign of a is proven. */
+static bool trunc_div(ir_graph *g, int64_t a, int64_t b, int64_t *out) {
+  if (!ir_dim_is_sym(a) || ir_dim_is_sym(b) || b == 0 || b == INT64_MIN) return false;
+  int64_t m = b > 0 ? b : -b, q = IR_DIM_INVALID;
+  unsigned sign = ir_dim_cmp(g, a, 0);
+  if (ir_dim_cmp(g, a, -m) == IR_CMP_GT && ir_dim_cmp(g, a, m) == IR_CMP_LT) q = 0;
+  else if (!(sign & IR_CMP_LT)) q = ir_dim_floordiv(g, a, m);
+  else if (!(sign & IR_CMP_GT)) {
+    q = ir_dim_floordiv(g, ir_dim_neg(a), m);
+    if (q != IR_DIM_INVALID) q = ir_dim_neg(q);
+  }
+  if (q == IR_DIM_INVALID) return false;
+  *out = b > 0 ? q : ir_dim_neg(q);
+  return true;
+}
+
 /* Integer op `op` on values that may be symbolic dimensions (tags). Shape
  * arithmetic of exports (Shape -> Gather -> Mul -> Concat, Equal(shape, -1))
  * reaches here with tags: +, -, *, exact division and the comparisons the
@@ -175,7 +194,8 @@ static int iop(evalctx *c, ir_op op, int64_t a, int64_t b, int64_t *out) {
   case IR_ADD: r = ir_dim_add(a, b); break;
   case IR_MUL: r = ir_dim_mul(a, b); break;
   case IR_IDIV:
-    if (!ir_dim_div_exact(a, b, &r)) return ir_fail(c->g, "cannot divide %s by %s exactly", x, y);
+    if (!ir_dim_div_exact(a, b, &r) && !trunc_div(c->g, a, b, &r))
+      return ir_fail(c->g, "cannot divide %s by %s exactly", x, y);
     break;
   case IR_MOD:
     if (ir_dim_is_sym(b) || !ir_dim_div_exact(a, b, &r)) return ir_fail(c->g, "cannot compute %s mod %s", x, y);

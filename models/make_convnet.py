@@ -8,7 +8,7 @@ the concatenation -> g [1, 16, 1, 1]. Every size is a polynomial of H and W
 (stride 1 windows, whole-scale nearest resize), so one symbolic compile
 serves every input size.
 
-Also OUT/ops.onnx (Split, Tile, TopK over H and W, see ops_model), OUT/unnamed.onnx, the same with H and W unnamed, and OUT/strided.onnx, a stride-2 conv over H and W (see Strided), OUT/strided_ceil.onnx (a ceil_mode pool, pinned) and OUT/detector.onnx (a DBNet-like detector, see Detector).
+Also OUT/ops.onnx (Split, Tile, TopK over H and W, see ops_model), OUT/unnamed.onnx, the same with H and W unnamed, and OUT/strided.onnx, a stride-2 conv over H and W (see Strided), OUT/strided_ceil.onnx (a ceil_mode pool, pinned), OUT/detector.onnx (a DBNet-like detector, see Detector) and OUT/unet.onnx (a U-Net padding its upsampled maps to the skip connections' sizes read from the shapes, see UNet).
 
 Writes OUT/model.onnx and OUT/test_data_set_K/{input_0,output_J}.pb for
 each --shapes entry; output_J.pb are onnxruntime's outputs (runtime/ort/
@@ -131,6 +131,47 @@ def ops_model(path):
     onnx.save(m, path)
 
 
+def conv_relu(i, o):
+    return nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.ReLU())
+
+
+class UNetUp(nn.Module):
+    """A U-Net decoder step as the popular PyTorch ports write it: upsample,
+    then F.pad by the size difference to the skip connection
+    ((skip - up) // 2 on each side, from the shapes: -1 or 0 after an odd
+    size's MaxPool), concatenate, convolve."""
+
+    def __init__(self, i, o, bilinear):
+        super().__init__()
+        self.up = (nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True) if bilinear
+                   else nn.ConvTranspose2d(i, i // 2, 2, 2))
+        self.conv = conv_relu(i + i // 2 if bilinear else i, o)
+
+    def forward(self, x1, x2):
+        x1 = self.up(x1)
+        dy, dx = x2.size()[2] - x1.size()[2], x2.size()[3] - x1.size()[3]
+        x1 = F.pad(x1, [dx // 2, dx - dx // 2, dy // 2, dy - dy // 2])
+        return self.conv(torch.cat([x2, x1], dim=1))
+
+
+class UNet(nn.Module):
+    """Two levels down and up: a stride-2 conv (ceil(W / 2): the upsampled
+    map one longer than an odd skip, cropped by F.pad's -1) with a
+    ConvTranspose back up, and a MaxPool 2x2 (floor: one shorter, padded)
+    with a bilinear Upsample."""
+
+    def __init__(self):
+        super().__init__()
+        self.inc, self.d1 = conv_relu(3, 4), nn.Sequential(nn.Conv2d(4, 8, 3, 2, 1), nn.ReLU())
+        self.d2 = nn.Sequential(nn.MaxPool2d(2), conv_relu(8, 16))
+        self.u1, self.u2, self.outc = UNetUp(16, 8, True), UNetUp(8, 4, False), nn.Conv2d(4, 2, 1)
+
+    def forward(self, x):
+        x1 = self.inc(x)
+        x2 = self.d1(x1)
+        return self.outc(self.u2(self.u1(self.d2(x2), x2), x1))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default=os.path.join(HERE, "convnet"))
@@ -180,6 +221,9 @@ def main():
     torch.onnx.export(Detector().eval(), torch.randn(1, 3, 64, 64), os.path.join(a.out, "detector.onnx"),
                       opset_version=13, input_names=["x"], output_names=["prob", "feat"],
                       dynamic_axes={"x": {2: "H", 3: "W"}})
+    torch.onnx.export(UNet().eval(), torch.randn(1, 3, 37, 45), os.path.join(a.out, "unet.onnx"),
+                      opset_version=14, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "N", 2: "H", 3: "W"}})
 
 
 if __name__ == "__main__":
