@@ -172,16 +172,10 @@ static int run_set(cli_args *a, rt_model *m, const rt_spec *spec, const data_set
       }
       rt_diff df;
       bool ok = rt_value_compare(&outs[i], &want, a->atol, a->rtol, &df);
-      char sh[128], name[1024];
-      ir_shape_str(&want.shape, sh, sizeof sh);
-      if (want.kind != IMP_IO_TENSOR)
-        snprintf(sh, sizeof sh, " %s of %d", want.kind == IMP_IO_SEQUENCE ? "sequence" : want.present ? "optional" : "empty optional", want.nelem);
+      char line[4096], name[1024];
+      rt_diff_str(&outs[i], &want, &df, ok, "expected", true, line, sizeof line);
       if (d->dir) printf("%s: ", d->dir);
-      printf("output %d '%s' %s%s: max abs %.3g, max rel %.3g, %lld mismatches: %s\n", i,
-             cli_shown(outs[i].name, name, sizeof name),
-             ir_dtype_name(want.kind != IMP_IO_TENSOR && want.nelem ? want.elem[0].dtype : want.dtype), sh, df.max_abs,
-             df.max_rel, (long long)df.mismatches,
-             ok ? "PASS" : df.shape_ok ? "FAIL" : "FAIL (dtype or shape differs)");
+      printf("output %d '%s'%s\n", i, cli_shown(outs[i].name, name, sizeof name), line);
       if (!ok) {
         rc = 1;
         fprintf(stderr, "onnx2c-caten: %s%soutput %d '%s' differs from the expected values (%lld of %lld%s)\n",
@@ -323,16 +317,14 @@ static int cmd_verify(cli_args *a) {
   if (!rc) rc = rt_ort_run(a->model, files, nin, outdir, err, sizeof err);
   bool all = true;
   for (int i = 0; i < nout && !rc; i++) {
-    char p[4300], sh[128], name[1024];
+    char p[4300], line[4096], name[1024];
     imp_tensor want;
     snprintf(p, sizeof p, "%s/output_%d.pb", outdir, i);
     if ((rc = rt_tensor_read(p, &want, err, sizeof err))) break;
     rt_diff d;
     bool ok = rt_compare(&outs[i], &want, a->atol, a->rtol, &d);
-    ir_shape_str(&want.shape, sh, sizeof sh);
-    printf("output %d '%s' %s%s: max abs err %.3g, max rel err %.3g: %s\n", i,
-           cli_shown(outs[i].name, name, sizeof name),
-           ir_dtype_name(want.dtype), sh, d.max_abs, d.max_rel, ok ? "PASS" : "FAIL");
+    rt_diff_str(&outs[i], &want, &d, ok, "onnxruntime's", false, line, sizeof line);
+    printf("output %d '%s'%s\n", i, cli_shown(outs[i].name, name, sizeof name), line);
     all &= ok;
     remove(p);
     imp_tensor_free(&want);

@@ -2,6 +2,7 @@
  * function, the helpers the kernels use, and the weights blob. */
 #include "codegen_impl.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +303,17 @@ static int write_weights(const sched_program *p, FILE *f) {
   return rc || ferror(f) ? -1 : 0;
 }
 
+/* Does C text `s` name buffer parameter b<a> (not b<a>0, nor ob<a>)? */
+static bool mentions_buf(const char *s, int a) {
+  char name[16];
+  int n = snprintf(name, sizeof name, "b%d", a);
+  for (const char *q = s; q && (q = strstr(q, name)); q += n)
+    if ((q == s || !(isalnum((unsigned char)q[-1]) || q[-1] == '_')) &&
+        !(isalnum((unsigned char)q[n]) || q[n] == '_'))
+      return true;
+  return false;
+}
+
 int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE *weights, char *err,
             size_t errlen) {
   const char *N = o->name;
@@ -363,11 +375,12 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
               params.s);
     out.block |= k->gemm.on;
     free(params.s), free(args.s), free(rows.s);
-    /* an empty iteration domain prints no loop: its buffers stay unread,
-     * which -Wextra -Werror refuses (unused parameter) */
+    /* an empty iteration domain prints no loop, a reduction over an empty
+     * axis no read of its input: those buffers stay unread, which
+     * -Wextra -Werror refuses (unused parameter) */
     cg_printf(&def, ") {\n%s", ck.has_index ? "  int err = 0;\n" : "");
-    if (!body.s || !body.s[strspn(body.s, " \n")])
-      for (int a = 0; a < k->nargs; a++) cg_printf(&def, "  (void)b%d;\n", a);
+    for (int a = 0; a < k->nargs; a++)
+      if (!mentions_buf(body.s, a)) cg_printf(&def, "  (void)b%d;\n", a);
     cg_printf(&def, "%s%s}\n\n", body.s ? body.s : "", ck.has_index ? "  return err;\n" : "");
     free(body.s);
     int f = -1;

@@ -117,10 +117,13 @@ ir_ref ir_max_reduce(ir_graph *g, ir_ref a, uint32_t axes, bool keepdims) {
 
 ir_ref ir_min_reduce(ir_graph *g, ir_ref a, uint32_t axes, bool keepdims) {
   if (!ir_refs_ok(g, 1, &a)) return IR_NONE;
-  if (ir_dtype_is_signed(dt(g, a)))
+  if (ir_dtype_is_float(dt(g, a)))
     return ir_unary(g, IR_NEG, ir_max_reduce(g, ir_unary(g, IR_NEG, a), axes, keepdims));
-  ir_ref top = k(g, a, ir_dtype_highest(dt(g, a)));
-  return ir_sub(g, top, ir_max_reduce(g, ir_sub(g, top, a), axes, keepdims));
+  /* integers: ~x reverses the order and never overflows, where -x wraps at
+   * the type's minimum (min(INT_MIN, 5) was 5, and a min over nothing
+   * INT_MIN); over nothing ~lowest is the highest, as onnxruntime gives */
+  ir_ref ones = k(g, a, ir_dtype_is_signed(dt(g, a)) ? -1 : ir_dtype_highest(dt(g, a)));
+  return ir_binary(g, IR_XOR, ir_max_reduce(g, ir_binary(g, IR_XOR, a, ones), axes, keepdims), ones);
 }
 
 ir_ref ir_mean(ir_graph *g, ir_ref a, uint32_t axes, bool keepdims) {
@@ -130,9 +133,19 @@ ir_ref ir_mean(ir_graph *g, ir_ref a, uint32_t axes, bool keepdims) {
   for (int i = 0; i < s->rank; i++)
     if (axes & (1u << i)) n = ir_dim_mul(n, s->d[i]);
   ir_ref sum = ir_sum(g, a, axes, keepdims);
+  /* The mean of nothing is 0, as onnxruntime and PyTorch (EmbeddingBag's
+   * empty bag) give it; ONNX leaves it undefined, and 0 * (1/0) was NaN.
+   * The sum of nothing is 0: with no element the sum is the answer. */
+  if (n == 0) return sum;
   if (ir_dim_is_sym(n)) {
-    /* the count is known at run time: a symbolic LOAD, cast and inverted */
+    /* the count is known at run time: a symbolic LOAD, cast and inverted;
+     * where it can be 0 (a Range of seq - 1 elements), divided by at least
+     * 1 instead (the sum is then 0); a count that is >= 1 for every value
+     * of the symbols (the entry checks them >= 1) costs nothing more */
     ir_ref cnt = ir_load_int(g, IR_I64, ir_shape_make(0, NULL), n);
+    int64_t lo, hi;
+    ir_dim_range(g, n, &lo, &hi);
+    if (lo < 1) cnt = ir_binary(g, IR_MAX, cnt, ir_load_int(g, IR_I64, ir_shape_make(0, NULL), 1));
     if (!ir_dtype_is_float(dt(g, a))) return ir_binary(g, IR_IDIV, sum, ir_cast(g, cnt, dt(g, a)));
     return ir_binary(g, IR_MUL, sum, ir_unary(g, IR_RECIP, ir_cast(g, cnt, dt(g, a))));
   }

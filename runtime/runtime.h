@@ -129,9 +129,19 @@ int rt_tensor_read(const char *path, imp_tensor *t, char *err, size_t errlen);
 int rt_tensor_write(const char *path, const imp_tensor *t, char *err, size_t errlen);
 
 
+/* A comparison's findings (compare.c). The odd kinds: elements NaN on one
+ * side only (RT_NAN_*), else an infinity the other side does not have
+ * (RT_INF_*): ours (GOT) or the reference's (WANT). */
+enum { RT_NAN_GOT, RT_NAN_WANT, RT_INF_GOT, RT_INF_WANT, RT_ODD_KINDS };
 typedef struct {
-  double max_abs, max_rel;
-  int64_t mismatches;
+  double max_abs, max_rel;      /* over the pairs of finite values */
+  double max_want;              /* the largest finite |reference value|: the output's scale */
+  int64_t mismatches;           /* every kind */
+  int64_t odd[RT_ODD_KINDS];    /* how many of each odd kind (also in mismatches) */
+  int64_t odd_at[RT_ODD_KINDS]; /* the first one's flat index */
+  int odd_elem[RT_ODD_KINDS];   /* and the element of a sequence it is in */
+  int bad_elem;                 /* !shape_ok in a sequence: the first element whose dtype or
+                                 * shape differs (-1: a tensor, or the kinds or lengths differ) */
   bool shape_ok;
 } rt_diff;
 /* Does a tensor of dtype `given` serve where `want` is expected? The same
@@ -141,6 +151,20 @@ bool rt_dtype_matches(ir_dtype want, ir_dtype given);
 /* |got - want| <= atol + rtol*|want| elementwise (bfloat16: or one unit in
  * its last place); NaN and Inf must match. */
 bool rt_compare(const imp_tensor *got, const imp_tensor *want, double atol, double rtol, rt_diff *d);
+/* rt_compare over values: kind, presence and length must agree, then
+ * every tensor. */
+bool rt_value_compare(const imp_tensor *got, const imp_tensor *want, double atol, double rtol, rt_diff *d);
+/* The rest of a comparison's line after "output K 'NAME'" (d and ok from
+ * rt_value_compare(got, want)), naming the reference `ref`:
+ *   " f32[2,3]: max abs err 1e-07, max rel err 2e-07: PASS"
+ *   ": shape f32[1,1,6], onnxruntime's f32[1,1,7]: FAIL"
+ *   " f32[8]: 8 NaN, numbers in onnxruntime's (first at [0]): FAIL"
+ *   " f32[4]: max abs err 0.0196, max rel err 0.0377, scaled err 6.12e-05
+ *     (max |onnxruntime's| 320): FAIL"
+ * `run_form`: run's words ("max abs", "max rel", then the count of
+ * mismatches) where verify says "max abs err", "max rel err". */
+void rt_diff_str(const imp_tensor *got, const imp_tensor *want, const rt_diff *d, bool ok, const char *ref,
+                 bool run_form, char *buf, size_t n);
 
 /* Values of sequence and optional type (values.c): imp_tensor with kind,
  * and the tensors in elem. A file is read as `decl` declares it (NULL: a
@@ -159,10 +183,6 @@ void rt_flat_free(imp_tensor *flat, int n);
 /* The entry's outputs `outs` (ir_output_count, moved out) as the model's
  * output values (m->io.nout of them) in *vals. */
 void rt_group_outputs(const rt_model *m, imp_tensor *outs, imp_tensor **vals, int *nvals);
-/* rt_compare over values: kind, presence and length must agree, then
- * every tensor. */
-bool rt_value_compare(const imp_tensor *got, const imp_tensor *want, double atol, double rtol, rt_diff *d);
-
 /* Runs onnxruntime (runtime/ort/ort_run.js) on .pb inputs into OUTDIR/output_K.pb. */
 int rt_ort_run(const char *onnx, const char *const *inputs, int nin, const char *outdir, char *err,
                size_t errlen);

@@ -1,9 +1,8 @@
 /* tensor_io.c — TensorProto files (.pb), SequenceProto and OptionalProto
- * files of the values of those types, and comparison. */
+ * files of the values of those types (compare.c compares them). */
 #include "runtime.h"
 #include "onnx.pb-c.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,55 +141,4 @@ int rt_value_write(const char *path, const imp_tensor *t, char *err, size_t n) {
   int rc = write_bytes(path, buf, (size_t)(p - buf), err, n);
   free(buf);
   return rc;
-}
-
-bool rt_dtype_matches(ir_dtype want, ir_dtype given) {
-  return given == want || (want == IR_BF16 && given == IR_U16);
-}
-
-/* Floats within atol + rtol|b| (NaN only equal to NaN, infinities exact);
- * integers and bools exactly, as integers: through a double, 2^53 + 1 would
- * equal 2^53, and a relative tolerance would let 10000 pass for 10005.
- * bfloat16 also within one unit in its last place: two correct roundings
- * of one value differ by that much (ONNX 1.12's Cast test data truncates
- * float to bfloat16, where onnxruntime and later ONNX round to nearest
- * even, as this compiler does). */
-/* The spacing of bfloat16 values at |b| (8 significant bits). */
-static double bf16_ulp(double b) {
-  int e;
-  frexp(b, &e); /* |b| in [2^(e-1), 2^e) */
-  return ldexp(1.0, (e - 1 < -126 ? -126 : e - 1) - 7);
-}
-
-bool rt_compare(const imp_tensor *got, const imp_tensor *want, double atol, double rtol, rt_diff *d) {
-  memset(d, 0, sizeof *d);
-  d->shape_ok = rt_dtype_matches(got->dtype, want->dtype) && ir_shape_eq(&got->shape, &want->shape);
-  if (!d->shape_ok) return false;
-  int64_t N = ir_shape_numel(&got->shape);
-  bool fl = ir_dtype_is_float(got->dtype);
-  for (int64_t i = 0; i < N; i++) {
-    bool ok;
-    if (!fl) {
-      /* signed values with the sign bit flipped keep their order as
-       * unsigned, so the difference of -5 and 3 is 8, not 2^64 - 8 */
-      uint64_t flip = ir_dtype_is_signed(got->dtype) ? UINT64_C(1) << 63 : 0;
-      uint64_t a = (uint64_t)ir_elem_i(got->dtype, got->data, i) ^ flip,
-               b = (uint64_t)ir_elem_i(want->dtype, want->data, i) ^ flip;
-      double e = a == b ? 0 : (double)(a > b ? a - b : b - a);
-      if (e > d->max_abs) d->max_abs = e;
-      ok = a == b;
-    } else {
-      double a = ir_elem_f(got->dtype, got->data, i), b = ir_elem_f(got->dtype, want->data, i);
-      if (isnan(a) || isnan(b)) ok = isnan(a) && isnan(b);
-      else if (isinf(a) || isinf(b)) ok = a == b;
-      else {
-        double e = fabs(a - b);
-        if (e > d->max_abs) d->max_abs = e;
-        if (b != 0 && e / fabs(b) > d->max_rel) d->max_rel = e / fabs(b);
-        ok = e <= atol + rtol * fabs(b) || (got->dtype == IR_BF16 && e <= bf16_ulp(b));
-      }
-    }
-    if (!ok) d->mismatches++;
-  }
-  return d->mismatches == 0;
 }

@@ -97,19 +97,3 @@ void rt_group_outputs(const rt_model *m, imp_tensor *outs, imp_tensor **vals, in
   }
   *vals = v, *nvals = nv;
 }
-
-bool rt_value_compare(const imp_tensor *got, const imp_tensor *want, double atol, double rtol, rt_diff *d) {
-  if (got->kind == IMP_IO_TENSOR && want->kind == IMP_IO_TENSOR) return rt_compare(got, want, atol, rtol, d);
-  memset(d, 0, sizeof *d);
-  if (got->kind != want->kind || got->present != want->present || got->nelem != want->nelem) return false;
-  d->shape_ok = true;
-  for (int i = 0; i < got->nelem; i++) {
-    rt_diff e;
-    rt_compare(&got->elem[i], &want->elem[i], atol, rtol, &e);
-    d->shape_ok &= e.shape_ok;
-    d->mismatches += e.mismatches;
-    d->max_abs = e.max_abs > d->max_abs ? e.max_abs : d->max_abs;
-    d->max_rel = e.max_rel > d->max_rel ? e.max_rel : d->max_rel;
-  }
-  return d->shape_ok && !d->mismatches;
-}

@@ -354,6 +354,16 @@ write_pb("run_zeros_f32_in.pb", np.array([-1, -2, -3, -4], np.float32), "x")
 write_pb("run_zeros_f32_want.pb", np.zeros(4, np.float32), "y")
 write_pb("run_zeros_i64_in.pb", np.zeros(2, np.int64), "x")
 write_pb("run_zeros_i64_want.pb", np.zeros(2, np.int64), "y")
+# What run --expect's line says when an output differs: its shape (f32[4]
+# against an expected f32[5]); NaN on one side only (Sqrt of -1 and -9
+# against 0, a number against an expected NaN); a small value off by 0.02
+# in an output reaching 320 (the error against the output's scale).
+write_pb("run_zeros_f32_want5.pb", np.zeros(5, np.float32), "y")
+save("run_sqrt.onnx", model([h.make_node("Sqrt", ["x"], ["y"])], [vi("x", F, (2, 2))], [vi("y", F, (2, 2))]))
+write_pb("run_sqrt_in_neg.pb", np.array([[-1, 4], [-9, 16]], np.float32), "x")
+write_pb("run_sqrt_want_nan.pb", np.array([[0, np.nan], [0, 4]], np.float32), "y")
+write_pb("run_sqrt_in_320.pb", np.array([[102400, 10000], [1, 0.25]], np.float32), "x")
+write_pb("run_sqrt_want_320.pb", np.array([[320, 100], [1, 0.5196]], np.float32), "y")
 # z[N, M] = x[N, 1] + y[1, M] at N = 2^16, M = 2^15: an 8 GiB output that
 # run must refuse before the call (hostile case run_output_8gib, flag "run":
 # the inputs are MODEL_in*.pb).
