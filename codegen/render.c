@@ -89,8 +89,9 @@ static void render_address(cg_buf *o, int64_t offset, const int64_t *stride, con
   if (!any) cg_printf(o, "0");
 }
 
-/* Is axis k of `v` read over its whole extent? (Bounds keep 0 <= lo <= hi
- * <= d, so for symbolic ones that is lo == 0 and hi == d.) */
+/* Is axis k of `v` read over its whole extent? (Bounds keep 0 <= lo and
+ * hi <= d, symbolic ones crossing only where the mask is empty (ir/view.c),
+ * so for symbolic ones that is lo == 0 and hi == d.) */
 static bool unmasked_axis(const ir_view *v, int k) {
   if (ir_dim_is_sym(v->lo[k]) || ir_dim_is_sym(v->hi[k]) || ir_dim_is_sym(v->shape.d[k]))
     return v->lo[k] == 0 && v->hi[k] == v->shape.d[k];

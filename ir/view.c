@@ -71,10 +71,13 @@ bool ir_view_broadcast_map(const ir_view *v, const ir_shape *src, int *view_axis
   return true;
 }
 
-/* Every view keeps 0 <= lo <= hi <= d on each axis, so an axis reads its
- * whole extent exactly when lo == 0 and hi == d (for symbolic bounds:
- * when they are the same polynomials; otherwise the mask stays, which is
- * correct, only slower). */
+/* Every view keeps 0 <= lo and hi <= d on each axis, and lo <= hi where
+ * the bounds are static or the order is decidable; symbolic bounds may
+ * cross for small values of the symbols (slice_mask): the mask is then
+ * empty, which lo <= i < hi says as it is. So an axis reads its whole
+ * extent exactly when lo == 0 and hi == d (for symbolic bounds: when they
+ * are the same polynomials; otherwise the mask stays, which is correct,
+ * only slower). */
 static bool axis_masked(const ir_view *v, int i) {
   return v->masked && (v->lo[i] != 0 || v->hi[i] != v->shape.d[i]);
 }
@@ -100,15 +103,29 @@ static bool dim_min(ir_graph *g, int64_t a, int64_t b, int64_t *out) {
   return false;
 }
 
-/* min(a, len) for a mask bound `a` and a symbolic axis length: when it
- * cannot be decided and `a` is a plain number (padding wider than some
- * outputs: pad 2 over an axis of floor((W + 1) / 2)), the axis is assumed
- * to be at least that long, and the entry checks it. */
-static bool mask_min(ir_graph *g, int64_t a, int64_t len, int64_t *out) {
-  if (dim_min(g, a, len, out)) return true;
-  if (ir_dim_is_sym(a) || !ir_dim_is_sym(len) || ir_assume_nonneg(g, ir_dim_sub(len, a), "the axis is longer than its padding"))
-    return false;
-  return *out = a, true;
+/* The mask of a slice of length `len`: the source's bounds less the start
+ * (lo, hi), clamped to 0 <= lo and hi <= len, which keep the reads inside
+ * the source and must be decided, and to lo <= len, lo <= hi where the
+ * graph can decide them. Where it cannot, on a symbolic len (a Pad of 2
+ * before a 3-tap window over t: the first tap reads x from i = min(2, t);
+ * the window's right pad: x up to t - 2, below lo = 0 at t = 1), the
+ * bounds are kept as they are: for the symbols' small values they cross,
+ * the mask is empty, and lo <= i < hi still selects exactly the valid
+ * elements. (An assumption len >= lo here refused lengths the window
+ * holds: t = 1 in that example.) A static len's bounds are read as numbers
+ * elsewhere (a broadcast of one element): there they must be decided. */
+static bool mask_bounds(ir_graph *g, int64_t lo, int64_t hi, int64_t len, int64_t *olo, int64_t *ohi) {
+  if (!dim_max(g, lo, 0, &lo) || !dim_min(g, hi, len, &hi)) return false;
+  bool cross = ir_dim_is_sym(len);
+  if (!dim_min(g, lo, len, olo)) {
+    if (!cross) return false;
+    *olo = lo;
+  }
+  if (!dim_max(g, hi, *olo, ohi)) {
+    if (!cross) return false;
+    *ohi = hi;
+  }
+  return true;
 }
 
 /* a >= 0 for every value of the symbols. */
@@ -244,16 +261,13 @@ static bool slice_mask(ir_graph *g, const ir_view *v, int i, int64_t start, int6
   }
   if (ir_dim_is_sym(v->lo[i]) || ir_dim_is_sym(v->hi[i]) || ir_dim_is_sym(start) ||
       ir_dim_is_sym(len)) {
-    int64_t lo, hi;
     if (step > 1) { /* i >= ceil((lo - start) / step), i < ceil((hi - start) / step): floor symbols */
       int64_t l = ir_dim_floordiv(g, ir_dim_add(ir_dim_sub(v->lo[i], start), step - 1), step);
       int64_t h = ir_dim_floordiv(g, ir_dim_add(ir_dim_sub(v->hi[i], start), step - 1), step);
-      return l != IR_DIM_INVALID && h != IR_DIM_INVALID && dim_max(g, l, 0, &lo) && mask_min(g, lo, len, olo) &&
-             dim_min(g, h, len, &hi) && dim_max(g, hi, *olo, ohi);
+      return l != IR_DIM_INVALID && h != IR_DIM_INVALID && mask_bounds(g, l, h, len, olo, ohi);
     }
     if (step != 1) return false;
-    return dim_max(g, ir_dim_sub(v->lo[i], start), 0, &lo) && mask_min(g, lo, len, olo) &&
-           dim_min(g, ir_dim_sub(v->hi[i], start), len, &hi) && dim_max(g, hi, *olo, ohi);
+    return mask_bounds(g, ir_dim_sub(v->lo[i], start), ir_dim_sub(v->hi[i], start), len, olo, ohi);
   }
   int64_t lo = 0, hi = len;
   if (step > 0) {

@@ -33,6 +33,16 @@
                       and nearest Resizes (by scales and to sizes read
                       from the shape), a float Range(0, seq) (a float
                       torch.arange(seq)), with the symbols kept
+  symbolic_padconv.onnx  x[1, 2, t]: Pads of the symbolic axis on one side
+                      or both (a value of 0.5 once) read by Conv1ds,
+                      unpadded (a causal TCN block: 8 left, k3 dilated 4),
+                      strided, dilated, padded again, and by an
+                      AveragePool: each valid from t = 1
+  symbolic_padconv2d.onnx  the same over x[1, 2, H, W] with 3x3 Conv2ds
+                      (top only, left and right at strides (1, 2), all
+                      four sides dilated 2): valid from H = W = 1
+  symbolic_padconv_k5.onnx  Pad 2 left, Conv1d k5: valid from t = 3;
+                      symbolic_padconv_k5_t2.pb is an input it refuses
   slice_runtime.onnx  Slices whose bounds are values known only at run time
                       (input k, an ArgMax): x[k:] (then doubled), x[:i+1]
                       for i the ArgMax of column 0, x[:, k:-7:-2];
@@ -730,6 +740,57 @@ save("col2im", [
     [vi("y_" + nm, F, [N, C] + im) for nm, N, C, im, _, _, _, _ in COL2IM],
     [i64(nm + "_img", im) for nm, _, _, im, _, _, _, _ in COL2IM] +
     [i64(nm + "_blk", b) for nm, _, _, _, b, _, _, _ in COL2IM], opset=18)
+
+# Pads of a symbolic axis read by a window: the taps read the padded view
+# under masks whose bounds cross for short lengths (ir/view.c slice_mask);
+# every length whose padded axis holds the window must run, a shorter one
+# be refused (ERR_SHAPE). Weights from a generator of their own.
+rp = np.random.default_rng(16)
+
+
+def pad_conv(tag, pads, w_shape, value, conv):
+    """Pad x by `pads` (with `value`, None: 0), then a Conv with weight
+    w_shape, a bias and the attributes `conv`: y_TAG."""
+    pad_in = ["x", "pads_" + tag] + (["v_" + tag] if value is not None else [])
+    inits = [i64("pads_" + tag, pads), w("w_" + tag, w_shape, 0.5, rp), w("b_" + tag, w_shape[:1], 0.5, rp)]
+    if value is not None:
+        inits.append(numpy_helper.from_array(np.array(value, np.float32), "v_" + tag))
+    return ([helper.make_node("Pad", pad_in, ["xp_" + tag]),
+             helper.make_node("Conv", ["xp_" + tag, "w_" + tag, "b_" + tag], ["y_" + tag], **conv)], inits)
+
+
+def pad_conv_model(name, x_dims, cases, extra=([], [], [])):
+    """x[1, 2, x_dims...] through pad_conv's cases, and `extra` (nodes,
+    initializers, outputs) reading x too."""
+    nodes, inits, outs = list(extra[0]), list(extra[1]), list(extra[2])
+    for tag, pads, w_shape, value, conv in cases:
+        n, i = pad_conv(tag, pads, w_shape, value, conv)
+        nodes += n
+        inits += i
+        outs.append(vi("y_" + tag, F, [1, w_shape[0]] + ["%s_o%d" % (tag, k) for k in range(len(x_dims))]))
+    save(name, nodes, [vi("x", F, [1, 2] + x_dims)], outs, inits)
+
+
+pad_conv_model("symbolic_padconv", ["t"], [
+    ("left", [0, 0, 2, 0, 0, 0], (3, 2, 3), None, {}),
+    ("right", [0, 0, 0, 0, 0, 2], (3, 2, 3), None, {}),
+    ("both_d2", [0, 0, 2, 0, 0, 2], (3, 2, 3), None, {"dilations": [2]}),
+    ("tcn", [0, 0, 8, 0, 0, 0], (4, 2, 3), None, {"dilations": [4]}),
+    ("left_s2", [0, 0, 2, 0, 0, 0], (3, 2, 3), None, {"strides": [2]}),
+    ("both_s2d2", [0, 0, 3, 0, 0, 1], (3, 2, 3), None, {"strides": [2], "dilations": [2]}),
+    ("padded", [0, 0, 2, 0, 0, 0], (3, 2, 3), None, {"pads": [1, 1]}),
+    ("value", [0, 0, 2, 0, 0, 1], (3, 2, 3), 0.5, {}),
+], ([helper.make_node("Pad", ["x", "pads_pool"], ["xp_pool"]),
+     helper.make_node("AveragePool", ["xp_pool"], ["y_pool"], kernel_shape=[3], strides=[2])],
+    [i64("pads_pool", [0, 0, 2, 0, 0, 0])], [vi("y_pool", F, [1, 2, "pool_o0"])]))
+pad_conv_model("symbolic_padconv2d", ["H", "W"], [
+    ("top", [0, 0, 2, 0, 0, 0, 0, 0], (3, 2, 3, 3), None, {"pads": [0, 1, 0, 1]}),
+    ("sides_s12", [0, 0, 0, 2, 0, 0, 0, 1], (3, 2, 3, 3), None, {"pads": [1, 0, 1, 0], "strides": [1, 2]}),
+    ("all_d2", [0, 0, 1, 2, 0, 0, 3, 2], (3, 2, 3, 3), None, {"dilations": [2, 2]}),
+])
+pad_conv_model("symbolic_padconv_k5", ["t"], [("left", [0, 0, 2, 0, 0, 0], (3, 2, 5), None, {})])
+with open(os.path.join(HERE, "symbolic_padconv_k5_t2.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(np.linspace(-1, 1, 4, dtype=np.float32).reshape(1, 2, 2), "x").SerializeToString())
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())

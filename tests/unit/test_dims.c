@@ -247,6 +247,35 @@ static void test_assumed_slice_and_concat(void **state) {
   assert_false(ir_failed(g));
 }
 
+/* A window's taps over a Pad of a symbolic axis: the tap at k of a 3-tap
+ * window over x [t] padded 2 on the left reads x at i >= 2 - k and i < t,
+ * empty for t < 2 - k, which the bounds say as they are (they cross); the
+ * same taps over a right pad end at t - k. No assumption: every t >= 1
+ * holds the window. */
+static void test_taps_over_pad(void **state) {
+  ir_graph *g = *state;
+  int64_t t = ir_dim_sym("t");
+  ir_ref x = ir_input(g, "x", IR_F32, ir_shape_make(1, (int64_t[]){t}));
+  for (int right = 0; right < 2; right++) {
+    ir_ref xp = ir_view_pad(g, x, (int64_t[]){right ? 0 : 2}, (int64_t[]){right ? 2 : 0}, 0.0);
+    for (int64_t k = 0; k < 3; k++) {
+      ir_ref tap = ir_view_slice(g, xp, (int64_t[]){k}, (int64_t[]){1}, (int64_t[]){t});
+      if (k == (right ? 0 : 2)) { /* x itself */
+        assert_int_equal(tap, x);
+        continue;
+      }
+      const ir_node *n = ir_node_get(g, tap);
+      assert_int_equal(n->view.lo[0], right ? 0 : 2 - k);
+      assert_int_equal(n->view.hi[0], right ? ir_dim_sub(t, k) : t);
+    }
+  }
+  assert_false(ir_failed(g));
+  assert_int_equal(ir_assumption_count(g), 0);
+  int64_t lo, hi;
+  ir_dim_range(g, t, &lo, &hi);
+  assert_int_equal(lo, 1);
+}
+
 /* The constant folder computes PyTorch's shape arithmetic symbolically:
  * a shape vector [batch, seq] (as Shape gives it) plus one, compared with
  * -1 (Where(Equal(shape, -1), 1, shape)), divided exactly and not. */
@@ -393,6 +422,7 @@ int main(void) {
       T(test_invalid),
       T(test_shapes_and_views),
       T(test_assumed_slice_and_concat),
+      T(test_taps_over_pad),
       T(test_eval_shape_arithmetic),
       T(test_symbolic_mean),
       T(test_floordiv),
