@@ -17,7 +17,12 @@ ir_ref imp_conv_matmul(ir_graph *g, ir_ref x5, ir_ref wt, ir_ref *b, const imp_w
   const ir_shape *s = &ir_node_get(g, x5)->shape;
   int64_t N = s->d[0], G = s->d[1], cg = s->d[3], taps = imp_tap_count(w), cols = 1;
   for (int i = 0; i < w->nsp; i++) cols *= w->out[i];
+  /* the input is read as it is only by one tap at stride 1 without
+   * padding: the counts alone can agree otherwise (a 1-wide kernel at
+   * stride 2 padded 1 on each side of 3 positions has 3 outputs, the first
+   * and last wholly padding: they read x[0] and x[2]) */
   bool copy = taps > 1 || cols != ir_shape_numel(s) / (N * G * cg);
+  for (int i = 0; i < w->nsp; i++) copy |= w->s[i] != 1 || w->pb[i] || w->pe[i] || w->extra[i];
   /* The output positions as one axis for short rows, and for a 1x1
    * convolution that reads its input as it is when its rows are not whole
    * multiples of 32 columns (then the columns are: a 56-wide row was one

@@ -43,6 +43,10 @@
                       four sides dilated 2): valid from H = W = 1
   symbolic_padconv_k5.onnx  Pad 2 left, Conv1d k5: valid from t = 3;
                       symbolic_padconv_k5_t2.pb is an input it refuses
+  conv_k1_pads.onnx   1-wide convolutions padded and strided so that they
+                      have as many outputs as inputs (1-D and 2-D, 4 to 16
+                      output channels): the outputs wholly in the padding
+                      are the bias
   slice_runtime.onnx  Slices whose bounds are values known only at run time
                       (input k, an ArgMax): x[k:] (then doubled), x[:i+1]
                       for i the ArgMax of column 0, x[:, k:-7:-2];
@@ -791,6 +795,19 @@ pad_conv_model("symbolic_padconv2d", ["H", "W"], [
 pad_conv_model("symbolic_padconv_k5", ["t"], [("left", [0, 0, 2, 0, 0, 0], (3, 2, 5), None, {})])
 with open(os.path.join(HERE, "symbolic_padconv_k5_t2.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.linspace(-1, 1, 4, dtype=np.float32).reshape(1, 2, 2), "x").SerializeToString())
+
+# 1-wide kernels whose padding and stride give as many outputs as inputs
+# (the outputs wholly in the padding must be the bias): name, x shape, M,
+# pads, strides
+K1 = [("k1_s2", [1, 1, 3], 8, [1, 1], [2]), ("k1_s3", [1, 2, 3], 9, [2, 2], [3]),
+      ("k1_2d", [1, 2, 3, 3], 16, [1, 1, 1, 1], [2, 2]), ("k1_few", [1, 1, 3], 4, [1, 1], [2])]
+rk = np.random.default_rng(31)
+save("conv_k1_pads", [helper.make_node("Conv", ["x_" + nm, nm + "_w", nm + "_b"], ["y_" + nm], pads=p, strides=st)
+                      for nm, _, _, p, st in K1],
+     [vi("x_" + nm, F, xs) for nm, xs, _, _, _ in K1], [vi("y_" + nm, F, [xs[0], M] + xs[2:]) for nm, xs, M, _, _ in K1],
+     [numpy_helper.from_array(rk.standard_normal([M, xs[1]] + [1] * (len(xs) - 2)).astype(np.float32), nm + "_w")
+      for nm, xs, M, _, _ in K1] +
+     [numpy_helper.from_array(rk.standard_normal(M).astype(np.float32), nm + "_b") for nm, _, M, _, _ in K1])
 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
