@@ -121,6 +121,9 @@ double imp_attr_f(imp_node *n, const char *name, double def);
 const char *imp_attr_s(imp_node *n, const char *name, const char *def);
 int imp_attr_ints(imp_node *n, const char *name, int64_t *out, int max);
 int imp_attr_floats(imp_node *n, const char *name, double *out, int max);
+/* Exactly `cnt` values of ints attribute `name` (each `def` when it is
+ * absent; cnt <= 2 * IR_MAX_RANK + 2): 0, or -1 with the error recorded. */
+int imp_attr_ints_n(imp_node *n, const char *name, int cnt, int64_t *out, int64_t def);
 /* The number of values of an INTS or FLOATS attribute, -1 when absent. */
 int imp_attr_len(imp_node *n, const char *name);
 /* A TENSOR attribute as a constant node (IR_NONE + error if absent/bad). */

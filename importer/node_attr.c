@@ -53,6 +53,18 @@ int imp_attr_ints(imp_node *n, const char *name, int64_t *out, int max) {
   return (int)a->n_ints;
 }
 
+int imp_attr_ints_n(imp_node *n, const char *name, int cnt, int64_t *out, int64_t def) {
+  int64_t v[2 * IR_MAX_RANK + 2];
+  if (cnt < 0 || cnt > (int)(sizeof v / sizeof *v)) return imp_fail(n, "internal: %d values of '%s'", cnt, name);
+  for (int i = 0; i < cnt; i++) out[i] = def;
+  if (!imp_has_attr(n, name)) return 0;
+  int c = imp_attr_ints(n, name, v, (int)(sizeof v / sizeof *v));
+  if (c < 0) return -1; /* the wrong type or too many: recorded */
+  if (c != cnt) return imp_fail(n, "attribute '%s' has %d values, expected %d", name, c, cnt);
+  memcpy(out, v, sizeof *v * (size_t)cnt);
+  return 0;
+}
+
 int imp_attr_floats(imp_node *n, const char *name, double *out, int max) {
   const Onnx__AttributeProto *a = typed_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
   if (!a) return -1;

@@ -2,23 +2,8 @@
  * column blocks of an im2col summed back into an image. */
 #include "importer_impl.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 /* Taps beyond this are refused: each is a view and an add in the graph. */
 #define COL2IM_MAX_TAPS 1024
-
-/* The cnt values (cnt <= max, v's size) of int attribute `name`, `dflt`
- * each when it is absent: 0, or -1 (failed). */
-static int col2im_attr(imp_node *n, const char *name, int cnt, int max, int64_t *v, int64_t dflt) {
-  if (!imp_has_attr(n, name)) {
-    for (int i = 0; i < cnt; i++) v[i] = dflt;
-    return 0;
-  }
-  int k = imp_attr_ints(n, name, v, max);
-  if (k < 0) return ir_failed(n->g) ? -1 : imp_fail(n, "attribute '%s' must be a list of ints", name);
-  return k == cnt ? 0 : imp_fail(n, "attribute '%s' has %d values, expected %d", name, k, cnt);
-}
 
 /* Output [N, C, image...] = for each tap kk of the block (C * K channels,
  * tap-minor, as im2col lays them out), the tap's columns [N, C, OL...]
@@ -41,8 +26,8 @@ static int lower_col2im(imp_node *n) {
   if (nsp < 1 || nsp > IR_MAX_RANK - 3) return imp_fail(n, "image_shape has %d values (1 to %d)", nsp, IR_MAX_RANK - 3);
   if (imp_const_ints(n, 2, blk, IMP_MAX_SP) != nsp)
     return ir_failed(g) ? -1 : imp_fail(n, "block_shape must have %d values, as image_shape", nsp);
-  if (col2im_attr(n, "dilations", nsp, IMP_MAX_SP, dil, 1) || col2im_attr(n, "strides", nsp, IMP_MAX_SP, str, 1) ||
-      col2im_attr(n, "pads", 2 * nsp, 2 * IMP_MAX_SP, pads, 0))
+  if (imp_attr_ints_n(n, "dilations", nsp, dil, 1) || imp_attr_ints_n(n, "strides", nsp, str, 1) ||
+      imp_attr_ints_n(n, "pads", 2 * nsp, pads, 0))
     return -1;
   int64_t taps = 1, cols = 1, ol[IMP_MAX_SP];
   for (int i = 0; i < nsp; i++) {

@@ -17,17 +17,6 @@ typedef struct {
   int64_t group;
 } cgeom;
 
-/* An optional INTS attribute with exactly `cnt` entries, else `def`. */
-static int ints_attr(imp_node *n, const char *name, int cnt, int64_t *out, int64_t def) {
-  int64_t v[2 * NSP_MAX + 2];
-  int c = imp_attr_ints(n, name, v, 2 * NSP_MAX + 2);
-  for (int i = 0; i < cnt; i++) out[i] = def;
-  if (c < 0) return 0;
-  if (c != cnt) return imp_fail(n, "attribute %s has %d values, expected %d", name, c, cnt);
-  memcpy(out, v, sizeof(int64_t) * (size_t)cnt);
-  return 0;
-}
-
 /* Conv attributes (strides, dilations, pads, auto_pad, group) for input
  * spatial extents `L` and kernel `k`. */
 static int conv_geom(imp_node *n, cgeom *c, int nsp, const int64_t *L, const int64_t *k) {
@@ -35,8 +24,8 @@ static int conv_geom(imp_node *n, cgeom *c, int nsp, const int64_t *L, const int
   c->nsp = nsp;
   c->group = imp_attr_i(n, "group", 1);
   int64_t pads[2 * NSP_MAX];
-  if (ints_attr(n, "strides", nsp, c->s, 1) || ints_attr(n, "dilations", nsp, c->d, 1) ||
-      ints_attr(n, "pads", 2 * nsp, pads, 0))
+  if (imp_attr_ints_n(n, "strides", nsp, c->s, 1) || imp_attr_ints_n(n, "dilations", nsp, c->d, 1) ||
+      imp_attr_ints_n(n, "pads", 2 * nsp, pads, 0))
     return -1;
   const char *ap = imp_attr_s(n, "auto_pad", "NOTSET");
   for (int i = 0; i < nsp; i++) {
@@ -142,7 +131,7 @@ static int kernel_of(imp_node *n, ir_ref w, int64_t *k, int *nsp) {
   for (int i = 0; i < *nsp; i++) k[i] = ws.d[2 + i];
   if (imp_has_attr(n, "kernel_shape")) {
     int64_t ka[NSP_MAX];
-    if (ints_attr(n, "kernel_shape", *nsp, ka, 1)) return -1;
+    if (imp_attr_ints_n(n, "kernel_shape", *nsp, ka, 1)) return -1;
     for (int i = 0; i < *nsp; i++)
       if (ka[i] != k[i]) return imp_fail(n, "kernel_shape disagrees with the shape of W");
   }
@@ -236,7 +225,7 @@ static int lower_convtranspose(imp_node *n) {
   if (xs.rank != nsp + 2) return imp_fail(n, "X rank %d differs from W rank %d", xs.rank, nsp + 2);
   for (int i = 0; i < nsp; i++) L[i] = xs.d[2 + i];
   cgeom c;
-  if (conv_geom(n, &c, nsp, L, k) || ints_attr(n, "output_padding", nsp, op, 0)) return -1;
+  if (conv_geom(n, &c, nsp, L, k) || imp_attr_ints_n(n, "output_padding", nsp, op, 0)) return -1;
   const char *ap = imp_attr_s(n, "auto_pad", "NOTSET");
   bool has_os = imp_has_attr(n, "output_shape");
   bool same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
@@ -330,8 +319,8 @@ static int lower_maxunpool(imp_node *n) {
   int nsp = xs.rank - 2;
   if (nsp < 1 || nsp > NSP_MAX) return imp_fail(n, "input rank %d is not supported", xs.rank);
   int64_t k[NSP_MAX], s[NSP_MAX], pads[2 * NSP_MAX];
-  if (ints_attr(n, "kernel_shape", nsp, k, 1) || ints_attr(n, "strides", nsp, s, 1) ||
-      ints_attr(n, "pads", 2 * nsp, pads, 0))
+  if (imp_attr_ints_n(n, "kernel_shape", nsp, k, 1) || imp_attr_ints_n(n, "strides", nsp, s, 1) ||
+      imp_attr_ints_n(n, "pads", 2 * nsp, pads, 0))
     return -1;
   ir_shape out = {.rank = xs.rank, .d = {xs.d[0], xs.d[1]}};
   for (int i = 0; i < nsp; i++) {

@@ -37,32 +37,24 @@ void rt_unload(rt_model *m) {
   m->weights_len = 0;
 }
 
-/* The sanitizers whose runtime must be the process's first library: the
- * shared object is loaded into this process, so it can use one only when
- * onnx2c-caten itself was built with it (ASan otherwise aborts the load
- * with "ASan runtime does not come first"). */
+/* The sanitizer named in `word` (-fsanitize=...) whose runtime this
+ * process lacks, or NULL: the shared object is loaded into it, and ASan,
+ * TSan, MSan want their runtime loaded first (ASan aborts the load with
+ * "ASan runtime does not come first"); UBSan's loads late. */
 static const char *host_lacks_sanitizer(const char *word) {
-  static const struct {
-    const char *name;
-    bool host;
-  } runtimes[] = {
-#if defined(__SANITIZE_ADDRESS__)
-      {"address", true},
-#else
-      {"address", false},
+  static const char *const lacked[] = {
+#ifndef __SANITIZE_ADDRESS__
+      "address",
 #endif
-#if defined(__SANITIZE_THREAD__)
-      {"thread", true},
-#else
-      {"thread", false},
+#ifndef __SANITIZE_THREAD__
+      "thread",
 #endif
-      {"memory", false}, {"hwaddress", false},
-  };
+      "memory", "hwaddress"};
   if (strncmp(word, "-fsanitize=", 11)) return NULL;
   for (const char *p = word + 11; *p; p += strcspn(p, ","), p += *p == ',')
-    for (size_t i = 0; i < sizeof runtimes / sizeof *runtimes; i++) {
-      size_t len = strlen(runtimes[i].name);
-      if (!strncmp(p, runtimes[i].name, len) && (p[len] == ',' || !p[len]) && !runtimes[i].host) return runtimes[i].name;
+    for (size_t i = 0; i < sizeof lacked / sizeof *lacked; i++) {
+      size_t len = strlen(lacked[i]);
+      if (!strncmp(p, lacked[i], len) && (p[len] == ',' || !p[len])) return lacked[i];
     }
   return NULL;
 }
@@ -80,15 +72,12 @@ int rt_build(rt_model *m, const char *cflags, char *err, size_t n) {
   bool std = false; /* the user's -std=… (gnu11: gcc contracts a*b+c into FMAs) */
   for (char *s = strtok(flags, " "); s; s = strtok(NULL, " ")) {
     const char *san = host_lacks_sanitizer(s);
-    if (k == 50 || san) {
-      if (san)
-        snprintf(err, n, "--cflags %s: the generated code runs inside onnx2c-caten, which is not built with the %s "
-                 "sanitizer (configure it with -DONNX2C_SANITIZE=ON for address, or build the C into a program "
-                 "of your own)", s, san);
-      else snprintf(err, n, "--cflags has more than %d words", k - 1);
-      free(flags);
-      return -1;
-    }
+    if (san)
+      snprintf(err, n, "--cflags %s: the generated code runs inside onnx2c-caten, which is not built with the %s "
+               "sanitizer (configure it with -DONNX2C_SANITIZE=ON for address, or build the C into a program of "
+               "your own)", s, san);
+    else if (k == 50) snprintf(err, n, "--cflags has more than %d words", k - 1);
+    if (san || k == 50) return free(flags), -1;
     argv[k++] = s, std |= !strncmp(s, "-std=", 5);
   }
   if (!std) argv[k++] = "-std=c11";

@@ -11,13 +11,6 @@ bool rt_dtype_matches(ir_dtype want, ir_dtype given) {
   return given == want || (want == IR_BF16 && given == IR_U16);
 }
 
-/* Floats within atol + rtol|b| (NaN only equal to NaN, infinities exact);
- * integers and bools exactly, as integers: through a double, 2^53 + 1 would
- * equal 2^53, and a relative tolerance would let 10000 pass for 10005.
- * bfloat16 also within one unit in its last place: two correct roundings
- * of one value differ by that much (ONNX 1.12's Cast test data truncates
- * float to bfloat16, where onnxruntime and later ONNX round to nearest
- * even, as this compiler does). */
 /* The spacing of bfloat16 values at |b| (8 significant bits). */
 static double bf16_ulp(double b) {
   int e;
@@ -35,6 +28,13 @@ static int odd_kind(double a, double b) {
   return isinf(b) ? RT_INF_WANT : -1;
 }
 
+/* Floats within atol + rtol|b| (NaN only equal to NaN, infinities exact);
+ * integers and bools exactly, as integers: through a double, 2^53 + 1 would
+ * equal 2^53, and a relative tolerance would let 10000 pass for 10005.
+ * bfloat16 also within one unit in its last place: two correct roundings
+ * of one value differ by that much (ONNX 1.12's Cast test data truncates
+ * float to bfloat16, where onnxruntime and later ONNX round to nearest
+ * even, as this compiler does). */
 bool rt_compare(const imp_tensor *got, const imp_tensor *want, double atol, double rtol, rt_diff *d) {
   memset(d, 0, sizeof *d);
   d->bad_elem = -1;
