@@ -85,6 +85,17 @@ FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 1
 FUZZ_FLAGS ?= -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -max_len=1048576 \
   -dict=onnx.dict -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1
+# Differential fuzzing against onnxruntime (fuzz/diff_fuzz.py): random
+# valid graphs of seeds FUZZ_SEEDS (A:B), each compiled one of 13 ways and
+# checked by `verify`; prints what is not a pass (refusals listed with their
+# reasons, float-rounding suspects as "close"), keeps those models in
+# fuzz/diff-out/ with the command that shows them, exits 1 on a wrong
+# answer, crash or hang. About a second a seed.
+FUZZ_SEEDS ?= 1:201
+.PHONY: fuzz-diff
+fuzz-diff: deps all
+	@/usr/bin/python3 fuzz/diff_fuzz.py $(BUILD)/onnx2c-caten --seeds $(FUZZ_SEEDS) -q
+
 .PHONY: fuzz
 fuzz:
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DONNX2C_SANITIZE=ON -DONNX2C_NODE_TESTS=OFF \

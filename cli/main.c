@@ -88,6 +88,52 @@ static int build_model(cli_args *a, const char *const *files, int nfiles, rt_mod
   return -1;
 }
 
+/* The --dim values that pin every symbol of `m` to what its last run was
+ * given: a symbolic build whose entry refused the inputs' dimensions
+ * (RT_ERR_DIMS: a case the compiler assumed away, such as a Slice's end
+ * inside a symbolic axis) is built again for them, as run and verify do
+ * for what a model needs fixed. */
+typedef struct {
+  char dim[IR_MAX_SYMS][RT_SPEC_LEN];
+  int base;            /* a->ndims before */
+  char refusal[2048];  /* the symbolic build's */
+  char line[4096];     /* " --dim N=V ..." */
+} pinned;
+
+static int pin_symbols(cli_args *a, const rt_model *m, const char *refusal, pinned *p) {
+  int k = ir_sym_count(m->g);
+  p->base = a->ndims;
+  if (k <= 0 || a->ndims + k > MAX_FILES) return -1;
+  snprintf(p->refusal, sizeof p->refusal, "%s", refusal);
+  p->line[0] = 0;
+  for (int i = 0; i < k; i++) {
+    snprintf(p->dim[i], RT_SPEC_LEN, "%s=%lld", ir_dim_sym_name(ir_sym(m->g, i)), (long long)m->dims[i]);
+    a->dims[a->ndims++] = p->dim[i];
+    size_t l = strlen(p->line);
+    snprintf(p->line + l, sizeof p->line - l, " --dim %s", p->dim[i]);
+  }
+  a->rt.imp.dims = a->dims, a->rt.imp.ndims = a->ndims;
+  return 0;
+}
+
+/* After the pinned build: its note on success; on failure, one error that
+ * says both why the symbolic build refused and why the pinned one failed. */
+static void pinned_outcome(const pinned *p, int rc, char *err, size_t n) {
+  char shown[4096], again[2048];
+  if (!rc) {
+    fprintf(stderr, "onnx2c-caten: the symbolic build refused these dimensions; specialised to these inputs:%s\n",
+            cli_shown(p->line, shown, sizeof shown));
+    return;
+  }
+  snprintf(again, sizeof again, "%s", err);
+  snprintf(err, n, "%s; compiled for them (%s): %s", p->refusal, p->line + 1, again);
+}
+
+static void unpin_symbols(cli_args *a, const pinned *p) {
+  a->ndims = p->base;
+  a->rt.imp.ndims = a->ndims;
+}
+
 /* Runs built model `m` on `ins`; the model's output values go to *outs. */
 static int run_built(cli_args *a, rt_model *m, const imp_tensor *ins, int nin, imp_tensor **outs, int *nout, char *err,
                      size_t n) {
@@ -215,6 +261,16 @@ static int cmd_run(cli_args *a) {
     if (a->outdir && nsets > 1) mkdir(a->outdir, 0777), snprintf(dir, sizeof dir, "%s/%d", a->outdir, k);
     else if (a->outdir) snprintf(dir, sizeof dir, "%s", a->outdir);
     int rc = run_set(a, m, spec, &sets[k], a->outdir ? dir : NULL, err, sizeof err);
+    pinned *pins = rc == RT_ERR_DIMS ? calloc(1, sizeof *pins) : NULL;
+    if (pins && !pin_symbols(a, m, err, pins)) { /* this set's dimensions, this set only */
+      rt_model_free(m), m = NULL;
+      rc = build_model(a, (const char *const *)sets[k].inputs, sets[k].nin, &m, spec, err, sizeof err);
+      if (!rc) rc = run_set(a, m, spec, &sets[k], a->outdir ? dir : NULL, err, sizeof err);
+      pinned_outcome(pins, rc < 0 ? -1 : 0, err, sizeof err);
+      unpin_symbols(a, pins);
+      rt_model_free(m), m = NULL; /* the next set builds the symbolic model again */
+    }
+    free(pins);
     if (rc < 0 && sets[k].dir) fprintf(stderr, "onnx2c-caten: %s: %s\n", sets[k].dir, cli_shown(err, msg, sizeof msg));
     else if (rc < 0) cli_die(err);
     if (rc) status = 1;
@@ -301,16 +357,27 @@ static int cmd_verify(cli_args *a) {
   rt_model *m = NULL;
   rt_spec *spec = calloc(1, sizeof *spec);
   if (!spec) abort();
-  if (!rc) rc = build_model(a, files, nin, &m, spec, err, sizeof err);
-  for (int i = 0; !rc && i < m->io.nin + m->io.nout; i++) {
-    const imp_io_value *v = i < m->io.nin ? &m->io.in[i] : &m->io.out[i - m->io.nin];
-    if (v->kind != IMP_IO_TENSOR)
-      rc = (snprintf(err, sizeof err, "%s '%s' is a %s: onnxruntime-node passes tensors only (use run with --expect)",
-                     i < m->io.nin ? "input" : "output", v->name, v->kind == IMP_IO_SEQUENCE ? "sequence" : "optional"), -1);
+  pinned *pins = calloc(1, sizeof *pins);
+  if (!pins) abort();
+  for (int round = 0; round < 2; round++) { /* round 1: the symbols pinned */
+    if (!rc) rc = build_model(a, files, nin, &m, spec, err, sizeof err);
+    for (int i = 0; !rc && i < m->io.nin + m->io.nout; i++) {
+      const imp_io_value *v = i < m->io.nin ? &m->io.in[i] : &m->io.out[i - m->io.nin];
+      if (v->kind != IMP_IO_TENSOR)
+        rc = (snprintf(err, sizeof err, "%s '%s' is a %s: onnxruntime-node passes tensors only (use run with --expect)",
+                       i < m->io.nin ? "input" : "output", v->name, v->kind == IMP_IO_SEQUENCE ? "sequence" : "optional"), -1);
+    }
+    for (int i = 0; i < nin && !rc; i++) /* frozen inputs are constants now */
+      if (i >= 64 || !(spec->frozen >> i & 1)) rc = rt_tensor_read(files[i], &ins[nrun++], err, sizeof err);
+    if (!rc) rc = run_built(a, m, ins, nrun, &outs, &nout, err, sizeof err);
+    if (round) pinned_outcome(pins, rc, err, sizeof err);
+    if (rc != RT_ERR_DIMS || round || pin_symbols(a, m, err, pins)) break;
+    for (int i = 0; i < nrun; i++) imp_tensor_free(&ins[i]);
+    free_tensors(outs, nout);
+    outs = NULL, nrun = 0, nout = 0, rc = 0;
+    rt_model_free(m), m = NULL;
   }
-  for (int i = 0; i < nin && !rc; i++) /* frozen inputs are constants now */
-    if (i >= 64 || !(spec->frozen >> i & 1)) rc = rt_tensor_read(files[i], &ins[nrun++], err, sizeof err);
-  if (!rc) rc = run_built(a, m, ins, nrun, &outs, &nout, err, sizeof err);
+  free(pins);
   free(spec);
   rt_model_free(m);
   snprintf(outdir, sizeof outdir, "%s/ort", dir);

@@ -809,6 +809,19 @@ save("conv_k1_pads", [helper.make_node("Conv", ["x_" + nm, nm + "_w", nm + "_b"]
       for nm, xs, M, _, _ in K1] +
      [numpy_helper.from_array(rk.standard_normal(M).astype(np.float32), nm + "_b") for nm, _, M, _, _ in K1])
 
+# x[6:9] of a symbolic axis, then y * 2: the compiler assumes n >= 9 and
+# the entry checks it; run and verify build it again for a shorter n.
+save("slice_end_sym", [helper.make_node("Slice", ["x", "s_start", "s_end", "s_axes"], ["xs"]),
+                       helper.make_node("Add", ["xs", "xs"], ["y"])],
+     [vi("x", F, ["n", 3])], [vi("y", F, ["m", 3])], [i64("s_start", [6]), i64("s_end", [9]), i64("s_axes", [0])])
+for n in (12, 7, 16):  # run's data sets: symbolic, pinned, symbolic again
+    d = os.path.join(HERE, "slice_end_sym_sets", "n%d" % n)
+    os.makedirs(d, exist_ok=True)
+    x = np.arange(3 * n, dtype=np.float32).reshape(n, 3)
+    for nm, arr in (("input_0", x), ("output_0", x[6:9] * 2)):
+        with open(os.path.join(d, nm + ".pb"), "wb") as f:
+            f.write(numpy_helper.from_array(arr, "x" if nm == "input_0" else "y").SerializeToString())
+
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
 print("wrote", HERE)

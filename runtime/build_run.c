@@ -318,7 +318,7 @@ int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *
         k += (size_t)snprintf(err + k, n - k, "%s%s=%lld", i ? ", " : "", ir_dim_sym_name(ir_sym(m->g, i)),
                               (long long)m->dims[i]);
       if (k < n) snprintf(err + k, n - k, "): outside what it was compiled for (status %d, ERR_SHAPE)", st);
-      rc = -1;
+      rc = RT_ERR_DIMS;
     } else if (st) rc = (snprintf(err, n, "the model returned error status %d", st), -1);
   }
   if (cut_outputs(m, all, outs, !rc, err, n)) rc = -1;

@@ -94,6 +94,10 @@ int rt_build(rt_model *m, const char *cflags, char *err, size_t errlen);
  * NaN for float dtypes, 0xA5 bytes otherwise (build_run.c says why). */
 void rt_poison(void *buf, size_t bytes, ir_dtype dtype);
 int rt_run(rt_model *m, const imp_tensor *ins, int nin, imp_tensor *outs, char *err, size_t errlen);
+/* rt_run's status when the entry refused the dimensions (PREFIX_ERR_SHAPE
+ * of a symbolic build: a case the compiler assumed away, checked there);
+ * err says which; m->dims holds the values. */
+#define RT_ERR_DIMS (-2)
 int rt_output_count(const rt_model *m);
 void rt_model_free(rt_model *m);
 /* Unloads the shared object and the weights (rt_model_free does it too). */

@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+"""diff_fuzz.py ONNX2C [--seeds A:B] [--out DIR] [--variant V] [--timeout S]
+
+Differential fuzzing against onnxruntime: for each seed, diff_gen.py makes a
+random valid graph, `ONNX2C verify` runs it and onnxruntime on the same
+random inputs (verify's --seed; an integer graph's, in [-20, 20], written
+by the generator) and compares. Each seed also picks a way to
+compile it (a variant: default, threads, a --target, --no-tile ...) unless
+--variant names one. Every run is one of
+  pass     verify printed PASS for every output
+  refused  a one-line error (an unsupported case: counted and listed)
+  FAIL     an output differs from onnxruntime's: a wrong answer
+  close    verify FAILed with every difference within 1e-3 of the output's
+           scale (its "scaled err"): float rounding on an ill-conditioned
+           graph (a LayerNormalization of a constant row, a saturated
+           ArgMax input) until shown otherwise; listed, not counted as bad
+  ort-error  onnxruntime could not run the graph (a kernel it lacks, its own
+           crash: listed, not counted as bad)
+  CRASH    a signal, a sanitizer report or an error that is not one line
+  HANG     no answer within --timeout seconds
+The models of FAIL/CRASH/HANG seeds stay in DIR (default fuzz/diff-out,
+not committed) with the command that shows them; the exit status is 1 when
+there is any. `make fuzz-diff` runs it; tests/CMakeLists.txt runs a fixed
+slice of seeds in `make test` with --strict (anything but a pass fails).
+Run it with /usr/bin/python3 (onnx, numpy)."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+import onnx
+from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from diff_gen import make_model  # noqa: E402
+
+VARIANTS = {
+    "default": [],
+    "threads": ["--threads", "2", "--threads-all"],
+    "generic": ["--target", "generic"],
+    "v3": ["--target", "x86-64-v3"],
+    "v4": ["--target", "x86-64-v4"],
+    "aarch64": ["--target", "aarch64"],
+    "no-tile": ["--no-tile"],
+    "no-kslice": ["--no-kslice"],
+    "no-collapse": ["--no-collapse"],
+    "no-rewrite": ["--no-rewrite"],
+    "O0": ["--cflags", "-O0 -Wall -Wextra -Werror"],
+}
+ROTATION = ("default", "threads", "generic", "v3", "default", "no-tile", "aarch64", "threads",
+            "no-kslice", "v4", "no-collapse", "O0", "no-rewrite")
+SANITIZER = ("runtime error:", "AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer")
+
+
+def classify(rc, text):
+    if any(s in text for s in SANITIZER) or rc < 0:
+        return "CRASH"
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    outs = [ln for ln in lines if ln.startswith("output ")]
+    if rc == 0 and outs and all(ln.endswith("PASS") for ln in outs):
+        return "pass"
+    if any(ln.startswith("ort_run: ") or ln.startswith("onnx2c-caten: onnxruntime (node ") for ln in lines):
+        return "ort-error"
+    fails = [ln for ln in lines if ln.startswith("output ") and "FAIL" in ln]
+    if fails:
+        close = all(re.search(r"scaled err ([0-9.e+-]+)", ln) and
+                    float(re.search(r"scaled err ([0-9.e+-]+)", ln).group(1)) <= 1e-3 for ln in fails)
+        return "close" if close else "FAIL"
+    # A refusal is one line naming the model (stderr); verify's notes
+    # ("specialised to these inputs") may come before it.
+    if rc != 0 and lines and all(ln.startswith("onnx2c-caten: ") for ln in lines):
+        return "refused"
+    return "CRASH"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("onnx2c")
+    ap.add_argument("--seeds", default="1:101", help="A:B, seeds A..B-1")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "diff-out"))
+    ap.add_argument("--variant", choices=sorted(VARIANTS), help="every seed compiled this way")
+    ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--cflags", help="appended as verify's --cflags (e.g. the README's speed flags)")
+    ap.add_argument("-q", "--quiet", action="store_true", help="print only what is not a pass")
+    ap.add_argument("--strict", action="store_true",
+                    help="exit 1 on anything but a pass (a fixed slice of seeds in make test)")
+    a = ap.parse_args()
+    lo, hi = (int(v) for v in a.seeds.split(":"))
+    os.makedirs(a.out, exist_ok=True)
+    counts, bad, refusals = {}, [], {}
+    for seed in range(lo, hi):
+        model, syms, feeds = make_model(seed)
+        onnx.checker.check_model(model, full_check=True)
+        path = os.path.join(a.out, "seed_%d.onnx" % seed)
+        onnx.save(model, path)
+        var = a.variant or ROTATION[seed % len(ROTATION)]
+        flags = list(VARIANTS[var])
+        if a.cflags and "--cflags" not in flags:
+            flags += ["--cflags", a.cflags]
+        cmd = [a.onnx2c, "verify", path, "--seed", str(seed)] + flags
+        for i, (nm, arr) in enumerate(feeds.items()):
+            inp = os.path.join(a.out, "seed_%d_in%d.pb" % (seed, i))
+            with open(inp, "wb") as f:
+                f.write(numpy_helper.from_array(arr, nm).SerializeToString())
+            cmd += ["-i", inp]
+        for k, v in syms.items():
+            cmd += ["--sym", "%s=%d" % (k, v)]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
+            rc, text = p.returncode, p.stdout + p.stderr
+            kind = classify(rc, text)
+        except subprocess.TimeoutExpired:
+            kind, text = "HANG", ""
+        counts[kind] = counts.get(kind, 0) + 1
+        ops = ",".join(sorted({n.op_type for n in model.graph.node}))
+        shown = " ".join("'%s'" % c if " " in c else c for c in cmd)
+        if kind == "refused":
+            refusals.setdefault(text.strip().splitlines()[-1], []).append(seed)
+        elif kind == "pass":
+            for f in [path] + [c for c in cmd if c.endswith(".pb")]:
+                os.remove(f)
+        else:
+            bad.append((seed, kind, shown, text.strip().splitlines()[-3:]))
+        if not a.quiet or kind not in ("pass", "refused", "close", "ort-error"):
+            print("seed %d %-7s %-11s %s" % (seed, kind, var, ops), flush=True)
+    kinds = ("pass", "refused", "close", "ort-error", "FAIL", "CRASH", "HANG")
+    print("\ndiff_fuzz seeds %d..%d: %s" % (lo, hi - 1, ", ".join(
+        "%d %s" % (counts[k], k) for k in kinds if k in counts)))
+    for msg, seeds in sorted(refusals.items()):
+        print("  refused (%d): %s  [seeds %s]" % (len(seeds), msg, " ".join(map(str, seeds[:8]))))
+    for seed, kind, shown, tail in bad:
+        print("  %s seed %d: %s" % (kind, seed, shown))
+        for ln in tail:
+            print("      " + ln)
+    if a.strict:
+        return 1 if bad or refusals else 0
+    return 1 if any(kind not in ("close", "ort-error") for _, kind, _, _ in bad) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
