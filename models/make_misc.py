@@ -822,6 +822,26 @@ for n in (12, 7, 16):  # run's data sets: symbolic, pinned, symbolic again
         with open(os.path.join(d, nm + ".pb"), "wb") as f:
             f.write(numpy_helper.from_array(arr, "x" if nm == "input_0" else "y").SerializeToString())
 
+# Comparisons of a tensor with itself (found by the differential fuzzer:
+# an integer Min(x, x) printed `acc0 < acc0`, which gcc's -Werror
+# rejects): integer Min, Max, Less, Greater, Equal, LessOrEqual, Where;
+# float Less, Equal (false at NaN: self_compare_in1.pb holds NaNs)
+I32 = TensorProto.INT32
+B = TensorProto.BOOL
+SELF = [("Min", "x", I32), ("Max", "x", I32), ("Less", "x", B), ("Greater", "x", B), ("Equal", "x", B),
+        ("LessOrEqual", "x", B), ("Less", "f", B), ("Equal", "f", B)]
+save("self_compare", [helper.make_node(op, [src, src], ["y%d" % i]) for i, (op, src, _) in enumerate(SELF)] +
+     [helper.make_node("Less", ["x", "x"], ["lt"]), helper.make_node("Where", ["lt", "x", "x"], ["y_where"]),
+      helper.make_node("ReduceMax", ["x"], ["r"], axes=[1], keepdims=1), helper.make_node("Min", ["r", "r"], ["y_rmin"]),
+      helper.make_node("ReduceMin", ["x"], ["r2"], axes=[1], keepdims=1), helper.make_node("Less", ["r2", "r2"], ["y_rlt"])],
+     [vi("x", I32, [2, 5]), vi("f", F, [6])],
+     [vi("y%d" % i, t, [2, 5] if src == "x" else [6]) for i, (_, src, t) in enumerate(SELF)] +
+     [vi("y_where", I32, [2, 5]), vi("y_rmin", I32, [2, 1]), vi("y_rlt", B, [2, 1])], [])
+for i, arr in enumerate((np.array([[3, -7, 0, 2147483647, -2147483648], [1, 1, 5, -5, 9]], np.int32),
+                         np.array([0.5, np.nan, -1.0, np.inf, np.nan, -0.0], np.float32))):
+    with open(os.path.join(HERE, "self_compare_in%d.pb" % i), "wb") as f:
+        f.write(numpy_helper.from_array(arr, "xf"[i]).SerializeToString())
+
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
 print("wrote", HERE)
