@@ -461,7 +461,13 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
                " * (AVX2: attention's matmuls at half speed). */\n"
                "#if defined(__GNUC__) && !defined(__clang__)\n"
                "#define O2C_BLOCK __attribute__((optimize(\"no-tree-loop-distribute-patterns\")))\n"
-               "#else\n#define O2C_BLOCK\n#endif\n\n");
+               "#else\n#define O2C_BLOCK\n#endif\n"
+               "/* A block's edge rows are cleared and summed under the same guard\n"
+               " * (if (c1 == 0)); gcc -O3 does not pair the two and says they \"may be used\n"
+               " * uninitialized\", an error under -Werror. */\n"
+               "#if defined(__GNUC__) && !defined(__clang__)\n"
+               "#pragma GCC diagnostic ignored \"-Wmaybe-uninitialized\"\n"
+               "#endif\n\n");
   if (out.prefetch)
     fprintf(c, "/* A hint that memory is read soon (nothing where the compiler has none). */\n"
                "#if defined(__GNUC__) || defined(__clang__)\n"
