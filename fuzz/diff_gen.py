@@ -512,16 +512,80 @@ def op_variadic(g):
     return g.node(op, ins, s, g.dt != T.FLOAT)
 
 
+def op_shape_view(g):
+    """x.view(x.size(0), -1) as PyTorch exports it: Shape, Gather, Unsqueeze,
+    Concat with -1, Reshape (the size stays symbolic in a symbolic graph)."""
+    t = g.pick(lambda s, e: len(s) >= 2)
+    if t is None:
+        return None
+    x, s, e = t
+    d0 = g.aux("Unsqueeze", [g.aux("Gather", [g.aux("Shape", [x]), g.init(np.array(0, np.int64), "c")], axis=0),
+                             g.i64([0])])
+    spec = g.aux("Concat", [d0, g.i64([-1])], axis=0)
+    return g.node("Reshape", [x, spec], [s[0], numel(s[1:])], e)
+
+
+def op_elements(g):
+    """GatherElements, or ScatterElements / ScatterND adding updates at
+    constant indices (duplicates add up, in any order)."""
+    x, s, e = g.pick()
+    ax = g.r.randrange(len(s))
+    op = g.r.choice(("GatherElements", "ScatterElements", "ScatterND"))
+    ishape = [g.r.randint(1, d) for d in s]
+    idx = g.np.integers(-s[ax], s[ax], size=ishape).astype(np.int64)
+    if op == "GatherElements":
+        return g.node(op, [x, g.init(idx, "i")], ishape, e, axis=ax)
+    if op == "ScatterElements":
+        return g.node(op, [x, g.init(idx, "i"), g.f32(ishape)], s, False, axis=ax, reduction="add")
+    k = g.r.randint(1, len(s))  # index the first k axes; updates are the rest
+    n = g.r.randint(1, 4)
+    nd = np.stack([g.np.integers(0, d, size=n) for d in s[:k]], axis=1).astype(np.int64)
+    return g.node(op, [x, g.init(nd, "i"), g.f32([n] + s[k:])], s, False, reduction="add")
+
+
+def op_trilu(g):
+    t = g.pick(lambda s, e: len(s) >= 2)
+    if t is None:
+        return None
+    x, s, e = t
+    return g.node("Trilu", [x, g.init(np.array(g.r.randint(-2, 2), np.int64), "c")], s, e,
+                  upper=g.r.choice((0, 1)))
+
+
+def op_recurrent(g):
+    """LSTM or GRU over a 3-D tensor read as [seq, batch, input]."""
+    t = g.pick(lambda s, e: len(s) == 3)
+    if t is None:
+        return None
+    x, s, _ = t
+    op = g.r.choice(("LSTM", "GRU"))
+    hid, gates = g.r.choice((1, 3, 8, 17)), 4 if op == "LSTM" else 3
+    dirs = g.r.choice((1, 2))
+    sc = (s[2] + hid) ** -0.5
+    ins = [x, g.f32([dirs, gates * hid, s[2]], sc), g.f32([dirs, gates * hid, hid], sc)]
+    if g.r.random() < 0.7:
+        ins.append(g.f32([dirs, 2 * gates * hid], 0.1))
+    attrs = dict(hidden_size=hid, direction=("forward", "bidirectional")[dirs - 1] if g.r.random() < 0.8
+                 else ("reverse" if dirs == 1 else "bidirectional"))
+    if op == "GRU":
+        attrs["linear_before_reset"] = g.r.choice((0, 1))
+    out = g.name("t")
+    g.nodes.append(h.make_node(op, ins, [out], **attrs))
+    y = [s[0], dirs, s[1], hid]
+    g.pool.append((out, y, False))
+    return out
+
+
 OPS = ((op_unary, 6), (op_binary, 6), (op_reduce, 3), (op_softmax, 2), (op_matmul, 5), (op_transpose, 3),
        (op_reshape, 3), (op_slice, 3), (op_concat, 2), (op_pad, 2), (op_gather, 2), (op_expand, 1),
        (op_norm, 2), (op_conv, 4), (op_convtranspose, 1), (op_pool, 2), (op_argmax, 1), (op_topk, 1),
        (op_where, 1), (op_cast, 1), (op_einsum, 1), (op_misc, 2), (op_resize, 1), (op_depth, 1),
-       (op_variadic, 1))
-
+       (op_variadic, 1), (op_shape_view, 1), (op_elements, 1), (op_trilu, 1), (op_recurrent, 1))
 
 # The ops of integer graphs (onnxruntime has no integer DepthToSpace).
 INT_OPS = (op_unary, op_binary, op_reduce, op_matmul, op_transpose, op_reshape, op_slice, op_concat, op_pad,
-           op_gather, op_expand, op_argmax, op_topk, op_where, op_cast, op_misc, op_variadic)
+           op_gather, op_expand, op_argmax, op_topk, op_where, op_cast, op_misc, op_variadic, op_shape_view,
+           op_trilu)
 
 
 def make_model(seed):

@@ -842,6 +842,13 @@ for i, arr in enumerate((np.array([[3, -7, 0, 2147483647, -2147483648], [1, 1, 5
     with open(os.path.join(HERE, "self_compare_in%d.pb" % i), "wb") as f:
         f.write(numpy_helper.from_array(arr, "xf"[i]).SerializeToString())
 
+# A 15 x 6 by 6 x 33 product: on 2 threads its register blocks of 8 rows
+# split 8 + 7, the 8th row cleared and summed under `if (c1 == 0)`, which
+# gcc -O3 -Werror rejected as "maybe uninitialized" (differential fuzzer)
+rm = np.random.default_rng(41)
+save("matmul_rows15", [helper.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", F, [15, 6])],
+     [vi("y", F, [15, 33])], [numpy_helper.from_array(rm.standard_normal((6, 33)).astype(np.float32), "w")])
+
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
 print("wrote", HERE)
