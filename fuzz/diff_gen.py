@@ -1,12 +1,15 @@
 """diff_gen.py — random valid ONNX graphs for differential testing against
 onnxruntime (fuzz/diff_fuzz.py drives it).
 
-make_model(seed) returns (model, syms): a graph of 3-12 nodes over ~45 ops
-(broadcasting arithmetic, reductions, softmax, MatMul/Gemm at register-block
-boundary sizes, data movement, norms, Conv/ConvTranspose/pools, ArgMax/TopK,
-casts, Where, Einsum), float32 unless an op needs integers, opset 17.
-syms maps the symbolic input dimensions of the graph (some seeds) to the
-values verify should run them at.
+make_model(seed) returns (model, syms, feeds): a graph of 3-12 nodes over
+~55 ops (broadcasting arithmetic, reductions, softmax, MatMul/Gemm at
+register-block boundary sizes, data movement, norms, Conv/ConvTranspose/
+pools, Resize, ArgMax/TopK, casts, Where, Einsum, LSTM/GRU, scatters,
+Trilu, PyTorch's shape subgraphs), float32, or in every fifth seed int32 or
+int64 over the ops that take integers; opset 17. syms maps the symbolic
+input dimensions (every fourth seed) to the values verify should run them
+at; feeds, for integer graphs, the inputs (verify's own random integers
+are 0..3).
 
 Shapes are tracked here, so every graph is valid by construction; ops whose
 result changes by a whole step for a rounding-level change of their input
@@ -41,7 +44,7 @@ class Gen:
         self.inits.append(numpy_helper.from_array(arr, nm))
         return nm
 
-    def f32(self, shape, scale=1.0):
+    def rand(self, shape, scale=1.0):
         """Random constant of the graph's type (integers in [-9, 9])."""
         if self.dt != T.FLOAT:
             return self.init(self.np.integers(-9, 10, size=shape).astype(self.npdt))
@@ -127,7 +130,7 @@ def op_binary(g):
     other = g.pick(lambda s2, e2: len(s2) <= len(s) and all(
         d2 in (1, d) for d2, d in zip(reversed(s2), reversed(s))))
     if other is None or g.r.random() < 0.5:
-        b, e2 = g.f32(g.broadcast_shape(s)), False
+        b, e2 = g.rand(g.broadcast_shape(s)), False
     else:
         b, _, e2 = other
     if g.r.random() < 0.5:
@@ -175,11 +178,11 @@ def op_matmul(g):
         ta, tb = g.r.choice((0, 1)), g.r.choice((0, 1))
         if ta:
             x = g.node("Transpose", [x], [s[1], s[0]])
-        w = g.f32([n, k] if tb else [k, n], k ** -0.5)
-        ins = [x, w] + ([g.f32(g.r.choice(([n], [1, n], [s[0], n], [s[0], 1])))] if g.r.random() < 0.7 else [])
+        w = g.rand([n, k] if tb else [k, n], k ** -0.5)
+        ins = [x, w] + ([g.rand(g.r.choice(([n], [1, n], [s[0], n], [s[0], 1])))] if g.r.random() < 0.7 else [])
         return g.node("Gemm", ins, [s[0], n], transA=ta, transB=tb,
                       alpha=g.r.choice((1.0, 0.5)), beta=g.r.choice((1.0, 2.0)))
-    w = g.f32(([s[0]] if len(s) == 3 and g.r.random() < 0.3 else []) + [k, n], k ** -0.5)
+    w = g.rand(([s[0]] if len(s) == 3 and g.r.random() < 0.3 else []) + [k, n], k ** -0.5)
     return g.node("MatMul", [x, w], s[:-1] + [n], g.dt != T.FLOAT)
 
 
@@ -242,7 +245,7 @@ def op_concat(g):
     if g.r.random() < 0.4:
         s2 = list(s)
         s2[ax] = g.r.randint(1, 5)
-        y, e2 = g.f32(s2), True
+        y, e2 = g.rand(s2), True
     shape = list(s)
     shape[ax] += s2[ax]
     return g.node("Concat", [x, y], shape, e and e2, axis=ax)
@@ -291,13 +294,13 @@ def op_norm(g):
     if op == "LayerNormalization" or len(s) < 3:
         ax = g.r.randrange(-len(s), len(s))
         ns = s[ax:]
-        ins = [x, g.f32(ns), g.f32(ns)] if g.r.random() < 0.7 else [x, g.f32(ns)]
+        ins = [x, g.rand(ns), g.rand(ns)] if g.r.random() < 0.7 else [x, g.rand(ns)]
         return g.node("LayerNormalization", ins, s, axis=ax, epsilon=1e-5)
     c = s[1]
     if op == "InstanceNormalization":
-        return g.node(op, [x, g.f32([c]), g.f32([c])], s, epsilon=1e-5)
+        return g.node(op, [x, g.rand([c]), g.rand([c])], s, epsilon=1e-5)
     var = g.init(g.np.uniform(0.5, 2.0, c).astype(np.float32))
-    return g.node(op, [x, g.f32([c]), g.f32([c]), g.f32([c]), var], s, epsilon=1e-5)
+    return g.node(op, [x, g.rand([c]), g.rand([c]), g.rand([c]), var], s, epsilon=1e-5)
 
 
 def conv_out(d, k, st, dil, p0, p1):
@@ -320,8 +323,8 @@ def op_conv(g):
     outs = [conv_out(s[2 + i], ks[i], st[i], dil[i], pads[i], pads[i + sp]) for i in range(sp)]
     if min(outs) <= 0:
         return x
-    w = g.f32([m, c // grp] + ks, (c // grp * numel(ks)) ** -0.5)
-    ins = [x, w] + ([g.f32([m])] if g.r.random() < 0.6 else [])
+    w = g.rand([m, c // grp] + ks, (c // grp * numel(ks)) ** -0.5)
+    ins = [x, w] + ([g.rand([m])] if g.r.random() < 0.6 else [])
     return g.node("Conv", ins, [s[0], m] + outs, group=grp, kernel_shape=ks, strides=st, dilations=dil, pads=pads)
 
 
@@ -339,8 +342,8 @@ def op_convtranspose(g):
     outs = [(s[2 + i] - 1) * st[i] + dil[i] * (ks[i] - 1) + 1 - pads[i] - pads[i + sp] for i in range(sp)]
     if min(outs) <= 0:
         return x
-    w = g.f32([c, mg] + ks, (c * numel(ks)) ** -0.5)
-    ins = [x, w] + ([g.f32([mg * grp])] if g.r.random() < 0.5 else [])
+    w = g.rand([c, mg] + ks, (c * numel(ks)) ** -0.5)
+    ins = [x, w] + ([g.rand([mg * grp])] if g.r.random() < 0.5 else [])
     return g.node("ConvTranspose", ins, [s[0], mg * grp] + outs, group=grp, kernel_shape=ks, strides=st,
                   dilations=dil, pads=pads)
 
@@ -414,7 +417,7 @@ def op_where(g):
     a, s, _ = t
     c = g.aux(g.r.choice(("Greater", "Less", "GreaterOrEqual")), [a, g.k(0.1 if g.dt == T.FLOAT else 0)])
     x, s2, e2 = g.pick(lambda s2, e2: s2 == s) or (a, s, True)
-    return g.node("Where", [c, x, g.f32(g.broadcast_shape(s))], s, g.dt != T.FLOAT)
+    return g.node("Where", [c, x, g.rand(g.broadcast_shape(s))], s, g.dt != T.FLOAT)
 
 
 def op_cast(g):
@@ -442,7 +445,7 @@ def op_einsum(g):
                                    ("bij->bj", None, [s[0], s[2]]), ("bij,jk->bik", [s[2], 7], s[:2] + [7])))
     else:
         return None
-    return g.node("Einsum", [x] + ([g.f32(w)] if w else []), shape, equation=eq)
+    return g.node("Einsum", [x] + ([g.rand(w)] if w else []), shape, equation=eq)
 
 
 def op_misc(g):
@@ -507,7 +510,7 @@ def op_depth(g):
 def op_variadic(g):
     x, s, e = g.pick()
     others = [p for p in g.pool if p[1] == s and p[0] != x][:2]
-    ins = [x] + [p[0] for p in others] + ([g.f32(g.broadcast_shape(s))] if g.r.random() < 0.5 or not others else [])
+    ins = [x] + [p[0] for p in others] + ([g.rand(g.broadcast_shape(s))] if g.r.random() < 0.5 or not others else [])
     op = g.r.choice(("Sum", "Mean", "Max", "Min") if g.dt == T.FLOAT else ("Max", "Min"))
     return g.node(op, ins, s, g.dt != T.FLOAT)
 
@@ -536,11 +539,11 @@ def op_elements(g):
     if op == "GatherElements":
         return g.node(op, [x, g.init(idx, "i")], ishape, e, axis=ax)
     if op == "ScatterElements":
-        return g.node(op, [x, g.init(idx, "i"), g.f32(ishape)], s, False, axis=ax, reduction="add")
+        return g.node(op, [x, g.init(idx, "i"), g.rand(ishape)], s, False, axis=ax, reduction="add")
     k = g.r.randint(1, len(s))  # index the first k axes; updates are the rest
     n = g.r.randint(1, 4)
     nd = np.stack([g.np.integers(0, d, size=n) for d in s[:k]], axis=1).astype(np.int64)
-    return g.node(op, [x, g.init(nd, "i"), g.f32([n] + s[k:])], s, False, reduction="add")
+    return g.node(op, [x, g.init(nd, "i"), g.rand([n] + s[k:])], s, False, reduction="add")
 
 
 def op_trilu(g):
@@ -562,9 +565,9 @@ def op_recurrent(g):
     hid, gates = g.r.choice((1, 3, 8, 17)), 4 if op == "LSTM" else 3
     dirs = g.r.choice((1, 2))
     sc = (s[2] + hid) ** -0.5
-    ins = [x, g.f32([dirs, gates * hid, s[2]], sc), g.f32([dirs, gates * hid, hid], sc)]
+    ins = [x, g.rand([dirs, gates * hid, s[2]], sc), g.rand([dirs, gates * hid, hid], sc)]
     if g.r.random() < 0.7:
-        ins.append(g.f32([dirs, 2 * gates * hid], 0.1))
+        ins.append(g.rand([dirs, 2 * gates * hid], 0.1))
     attrs = dict(hidden_size=hid, direction=("forward", "bidirectional")[dirs - 1] if g.r.random() < 0.8
                  else ("reverse" if dirs == 1 else "bidirectional"))
     if op == "GRU":
