@@ -79,7 +79,7 @@ const char cg_pool_src[] =
     "#if defined(__linux__) && defined(__GLIBC__)\n"
     "int sched_getaffinity(pid_t, size_t, cpu_set_t *);\n"
     "int sched_setaffinity(pid_t, size_t, const cpu_set_t *);\n"
-    "int clock_gettime(clockid_t, struct timespec *);\n"
+    "int clock_gettime(int, struct timespec *); /* glibc's clockid_t: POSIX, not in -std=c11 */\n"
     "int pthread_getaffinity_np(pthread_t, size_t, cpu_set_t *);\n"
     "int pthread_setaffinity_np(pthread_t, size_t, const cpu_set_t *);\n"
     "#define O2C_AFFINITY 1\n"
