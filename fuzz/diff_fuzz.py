@@ -18,14 +18,15 @@ compile it (a variant: default, threads, a --target, --no-tile ...) unless
            crash: listed, not counted as bad)
   CRASH    a signal, a sanitizer report or an error that is not one line
   HANG     no answer within --timeout seconds
-The models of FAIL/CRASH/HANG seeds stay in DIR (default fuzz/diff-out,
-not committed) with the command that shows them; the exit status is 1 when
-there is any. `make fuzz-diff` runs it; tests/CMakeLists.txt runs a fixed
+The model (and inputs) of every seed but a pass stays in DIR (default
+fuzz/diff-out, not committed), printed with the command that shows it; the
+exit status is 1 when there is a FAIL, CRASH or HANG. `make fuzz-diff` runs it; tests/CMakeLists.txt runs a fixed
 slice of seeds in `make test` with --strict (anything but a pass fails).
 Run it with /usr/bin/python3 (onnx, numpy)."""
 import argparse
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -79,11 +80,9 @@ def classify(rc, text):
         return "pass"
     if any(ln.startswith("ort_run: ") or ln.startswith("onnx2c-caten: onnxruntime (node ") for ln in lines):
         return "ort-error"
-    fails = [ln for ln in lines if ln.startswith("output ") and "FAIL" in ln]
+    fails = [re.search(r"scaled err ([0-9.e+-]+)", ln) for ln in outs if "FAIL" in ln]
     if fails:
-        close = all(re.search(r"scaled err ([0-9.e+-]+)", ln) and
-                    float(re.search(r"scaled err ([0-9.e+-]+)", ln).group(1)) <= 1e-3 for ln in fails)
-        return "close" if close else "FAIL"
+        return "close" if all(f and float(f.group(1)) <= 1e-3 for f in fails) else "FAIL"
     # A refusal is one line naming the model (stderr); verify's notes
     # ("specialised to these inputs") may come before it.
     if rc != 0 and lines and all(ln.startswith("onnx2c-caten: ") for ln in lines):
@@ -133,7 +132,7 @@ def main():
             kind, text = "HANG", ""
         counts[kind] = counts.get(kind, 0) + 1
         ops = ",".join(sorted({n.op_type for n in model.graph.node}))
-        shown = " ".join("'%s'" % c if " " in c else c for c in cmd)
+        shown = shlex.join(cmd)
         if kind == "refused":
             refusals.setdefault(text.strip().splitlines()[-1], []).append(seed)
         elif kind == "pass":
@@ -146,8 +145,8 @@ def main():
     kinds = ("pass", "refused", "close", "ort-error", "FAIL", "CRASH", "HANG")
     print("\ndiff_fuzz seeds %s: %s" % (a.seeds, ", ".join(
         "%d %s" % (counts[k], k) for k in kinds if k in counts)))
-    for msg, seeds in sorted(refusals.items()):
-        print("  refused (%d): %s  [seeds %s]" % (len(seeds), msg, " ".join(map(str, seeds[:8]))))
+    for msg, which in sorted(refusals.items()):
+        print("  refused (%d): %s  [seeds %s]" % (len(which), msg, " ".join(map(str, which[:8]))))
     for seed, kind, shown, tail in bad:
         print("  %s seed %d: %s" % (kind, seed, shown))
         for ln in tail:
