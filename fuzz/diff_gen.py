@@ -579,11 +579,267 @@ def op_recurrent(g):
     return out
 
 
+def quant_params(g, qt, n=None):
+    """A scale (not a power of two: a requantization tie would need one) and
+    a zero point of type qt (uint8 or int8), scalars or n of them."""
+    lo, hi = (0, 255) if qt == T.UINT8 else (-128, 127)
+    shape = [] if n is None else [n]
+    sc = g.np.uniform(0.01, 0.07, size=shape).astype(np.float32)
+    zp = g.np.integers(lo, hi + 1, size=shape).astype(np.uint8 if qt == T.UINT8 else np.int8)
+    return g.init(sc, "s"), g.init(zp, "z")
+
+
+def quant_conv(g, s, lo, hi, npw):
+    """(weight, window attributes, output shape) of a 2-D quantized
+    convolution over s, its codes in [lo, hi), or None when the window does
+    not fit."""
+    c, m = s[1], g.r.choice((1, 3, 8, 16, 17))
+    ks = [g.r.choice((1, 3)) for _ in range(2)]
+    st = [g.r.choice((1, 2)) for _ in range(2)]
+    pads = [g.r.choice((0, 1)) for _ in range(4)]
+    outs = [conv_out(s[2 + i], ks[i], st[i], 1, pads[i], pads[i + 2]) for i in range(2)]
+    if min(outs) <= 0:
+        return None
+    w = g.init(g.np.integers(lo, hi, size=[m, c] + ks).astype(npw), "q")
+    return w, dict(kernel_shape=ks, strides=st, pads=pads), [s[0], m] + outs
+
+
+def op_quant(g):
+    """Quantized ops as exporters write them: QuantizeLinear/DequantizeLinear
+    (per tensor or per axis, uint8 or int8; on a grid of exact ties half the
+    time, for round-half-to-even), DynamicQuantizeLinear, MatMulInteger,
+    ConvInteger, QLinearMatMul and QLinearConv (uint8 activations, weights
+    of either type), each ending in a float. The codes are integers, so the
+    results are exact functions of exact inputs."""
+    kind = g.r.choice(("qdq", "qdq", "dynamic", "matmulinteger", "convinteger", "qlinearmatmul",
+                       "qlinearconv"))
+    if kind == "qdq":
+        qt = g.r.choice((T.UINT8, T.INT8))
+        if g.r.random() < 0.5:  # x / 0.125 on halves: ties in both directions, and saturation
+            shape = [g.r.randint(1, 6), g.r.randint(1, 40)]
+            x, s, e = g.init((g.np.integers(-700, 700, size=shape) / 16.0).astype(np.float32)), shape, True
+            sc, zp = g.init(np.array(0.125, np.float32), "s"), g.init(np.array(
+                g.r.choice((0, 3, 128, 255)) if qt == T.UINT8 else g.r.choice((0, -3, 5)),
+                np.uint8 if qt == T.UINT8 else np.int8), "z")
+            attrs = {}
+        else:
+            t = g.pick(lambda s, e: e)
+            if t is None:
+                return None
+            x, s, e = t
+            ax = g.r.randrange(len(s)) if g.r.random() < 0.4 else None
+            sc, zp = quant_params(g, qt, None if ax is None else s[ax])
+            attrs = {} if ax is None else {"axis": ax}
+        q = g.aux("QuantizeLinear", [x, sc, zp], **attrs)
+        return g.node("DequantizeLinear", [q, sc, zp], s, True, **attrs)
+    if kind in ("dynamic", "matmulinteger", "qlinearmatmul"):
+        t = g.pick(lambda s, e: e and len(s) >= (1 if kind == "dynamic" else 2))
+    else:
+        t = g.pick(lambda s, e: e and len(s) == 4)
+    if t is None:
+        return None
+    x, s, _ = t
+    if kind in ("dynamic", "matmulinteger", "convinteger"):
+        y, ys, yz = g.name("a"), g.name("a"), g.name("a")
+        g.nodes.append(h.make_node("DynamicQuantizeLinear", [x], [y, ys, yz]))
+        if kind == "dynamic":
+            return g.node("DequantizeLinear", [y, ys, yz], s, True)
+        if kind == "matmulinteger":
+            k, n = s[-1], g.r.choice(BLOCK_SIZES)
+            wt = g.r.choice((np.uint8, np.int8))
+            lo, hi = (0, 256) if wt == np.uint8 else (-128, 128)
+            w = g.init(g.np.integers(lo, hi, size=[k, n]).astype(wt), "q")
+            ins = [y, w, yz]
+            if g.r.random() < 0.6:
+                ins.append(g.init(g.np.integers(lo, hi, size=g.r.choice(([], [n]))).astype(wt), "z"))
+            acc = g.aux("MatMulInteger", ins)
+            shape = s[:-1] + [n]
+        else:
+            cw = quant_conv(g, s, 0, 256, np.uint8)
+            if cw is None:
+                return None
+            w, attrs, shape = cw
+            ins = [y, w, yz] + ([g.init(np.array(g.r.randint(0, 255), np.uint8), "z")] if g.r.random() < 0.6 else [])
+            acc = g.aux("ConvInteger", ins, **attrs)
+        f = g.aux("Cast", [acc], to=T.FLOAT)
+        return g.node("Mul", [f, ys], shape, True)
+    # QLinearMatMul / QLinearConv: uint8 in and out, weights uint8 or int8
+    xs, xz = quant_params(g, T.UINT8)
+    q = g.aux("QuantizeLinear", [x, xs, xz])
+    wt = g.r.choice((T.UINT8, T.INT8))
+    lo, hi = (0, 256) if wt == T.UINT8 else (-128, 128)
+    npw = np.uint8 if wt == T.UINT8 else np.int8
+    ys, yz = g.init(np.array(g.r.uniform(0.05, 0.4), np.float32), "s"), g.init(
+        np.array(g.r.randint(0, 255), np.uint8), "z")
+    if kind == "qlinearmatmul":
+        k, n = s[-1], g.r.choice(BLOCK_SIZES)
+        w = g.init(g.np.integers(lo, hi, size=[k, n]).astype(npw), "q")
+        ws, wz = quant_params(g, wt)
+        out = g.aux("QLinearMatMul", [q, xs, xz, w, ws, wz, ys, yz])
+        shape = s[:-1] + [n]
+    else:
+        cw = quant_conv(g, s, lo, hi, npw)
+        if cw is None:
+            return None
+        w, attrs, shape = cw
+        m = shape[1]
+        per = g.r.random() < 0.5 and wt == T.INT8  # per output channel (onnxruntime: int8 weights)
+        ws, wz = quant_params(g, wt, m if per else None)
+        if per:  # onnxruntime's QLinearConv takes per-channel zero points of 0 only
+            wz = g.init(np.zeros([m], np.int8), "z")
+        ins = [q, xs, xz, w, ws, wz, ys, yz]
+        if g.r.random() < 0.5:
+            ins.append(g.init(g.np.integers(-2000, 2000, size=[m]).astype(np.int32), "b"))
+        out = g.aux("QLinearConv", ins, **attrs)
+    return g.node("DequantizeLinear", [out, ys, yz], shape, True)
+
+
+def op_more(g):
+    """Ops the families above leave out: PRelu, Selu, Celu, ThresholdedRelu,
+    Shrink, Softsign, inverse trigonometry, Hardmax, GatherND, OneHot,
+    Range, ConstantOfShape, EyeLike, ReduceProd, LpNormalization,
+    MeanVarianceNormalization, LRN, LpPool, logical ops, Compress,
+    ReverseSequence, GridSample, DFT, HannWindow (float graphs)."""
+    x, s, e = g.pick()
+    op = g.r.choice(("PRelu", "Selu", "Celu", "ThresholdedRelu", "Shrink", "Softsign", "Atrig", "Hardmax",
+                     "GatherND", "OneHot", "Range", "ConstantOfShape", "EyeLike", "ReduceProd",
+                     "LpNormalization", "MeanVarianceNormalization", "LRN", "LpPool", "Logical", "Compress",
+                     "ReverseSequence", "GridSample", "DFT", "HannWindow"))
+    if op == "PRelu":
+        return g.node(op, [x, g.rand(g.broadcast_shape(s))], s)
+    if op in ("Selu", "Celu", "Softsign"):
+        attrs = {"Selu": {"alpha": 1.5, "gamma": 1.2}, "Celu": {"alpha": g.r.choice((0.5, 1.0, 2.0))}}.get(op, {})
+        return g.node(op, [x], s, **attrs)
+    if op in ("ThresholdedRelu", "Shrink", "Hardmax"):  # a step at the threshold: exact inputs
+        t = g.pick(lambda s2, e2: e2)
+        if t is None:
+            return None
+        x, s, _ = t
+        if op == "ThresholdedRelu":
+            return g.node(op, [x], s, True, alpha=g.r.choice((0.0, 0.5, 1.0)))
+        if op == "Shrink":
+            return g.node(op, [x], s, True, lambd=g.r.choice((0.0, 0.5)), bias=g.r.choice((0.0, 0.25)))
+        return g.node(op, [x], s, True, axis=g.r.randrange(-len(s), len(s)))
+    if op == "Atrig":
+        f = g.r.choice(("Atan", "Asinh", "Asin", "Acos", "Sinh", "Cosh", "Tan", "Atanh", "Acosh"))
+        y = x
+        if f in ("Asin", "Acos", "Atanh", "Tan", "Sinh", "Cosh"):  # inside (-0.9, 0.9)
+            y = g.aux("Mul", [g.aux("Tanh", [x]), g.k(0.9)])
+        elif f == "Acosh":
+            y = g.aux("Add", [g.aux("Abs", [x]), g.k(1.25)])
+        return g.node(f, [y], s)
+    if op == "GatherND":
+        bd = g.r.choice((0, 1)) if len(s) >= 2 else 0
+        k = g.r.randint(1, len(s) - bd)
+        lead = s[:bd] + [g.r.randint(1, 3)]
+        idx = np.stack([g.np.integers(-d, d, size=lead) for d in s[bd:bd + k]], axis=-1).astype(np.int64)
+        return g.node(op, [x, g.init(idx, "i")], lead + s[bd + k:], e, batch_dims=bd)
+    if op == "OneHot":
+        if len(s) < 2:  # the indices have rank 1 or more
+            return None
+        ax = g.r.choice((-1, 0))
+        depth = s[-1] if ax == -1 else s[0]
+        rest = s[:-1] if ax == -1 else s[1:]
+        idx = g.np.integers(-depth, depth + 2, size=rest).astype(np.int64)  # onnxruntime: int32 only with an int32 depth
+        oh = g.aux("OneHot", [g.init(idx, "i"), g.init(np.array(depth, np.int64), "c"),
+                              g.init(np.array([-0.5, 2.0], np.float32))], axis=ax)
+        return g.node("Mul", [x, oh], s, e)
+    if op == "Range":
+        n = s[-1]
+        st, dl = g.r.choice(((0.0, 1.0), (2.5, -0.5), (-1.0, 0.25)))
+        r = g.aux("Range", [g.k(st), g.k(st + dl * n - dl / 2), g.k(dl)])
+        return g.node("Add", [x, r], s, e)
+    if op == "ConstantOfShape":
+        c = g.aux("ConstantOfShape", [g.aux("Shape", [x])], value=h.make_tensor("v", T.FLOAT, [1], [0.75]))
+        return g.node("Mul", [x, c], s)
+    if op == "EyeLike":
+        if len(s) != 2:
+            return None
+        return g.node("Mul", [x, g.aux("EyeLike", [x], k=g.r.randint(-2, 2))], s, e)
+    if op == "ReduceProd":  # factors near 1
+        ax = sorted(g.r.sample(range(len(s)), g.r.randint(1, len(s))))
+        keep = g.r.choice((0, 1))
+        y = g.aux("Add", [g.aux("Mul", [g.aux("Tanh", [x]), g.k(0.2)]), g.k(1.0)])
+        return g.node(op, [y], [1 if i in ax else d for i, d in enumerate(s) if keep or i not in ax], axes=ax,
+                      keepdims=keep)
+    if op == "LpNormalization":
+        return g.node(op, [x], s, axis=g.r.randrange(-len(s), len(s)), p=g.r.choice((1, 2)))
+    if op == "MeanVarianceNormalization":
+        # no constant group (a Relu's zeros, one element): ONNX's function
+        # divides by the deviation + 1e-9 (0 there, as ours), onnxruntime by
+        # the deviation (NaN)
+        ax = sorted(g.r.sample(range(len(s)), g.r.randint(1, len(s))))
+        if numel([s[a] for a in ax]) < 2:
+            return None
+        return g.node(op, [g.aux("Add", [x, g.rand(s)])], s, axes=ax)
+    if op in ("LRN", "LpPool"):
+        t = g.pick(lambda s2, e2: len(s2) == 4)
+        if t is None:
+            return None
+        x, s, _ = t
+        if op == "LRN":
+            return g.node(op, [x], s, size=g.r.choice((1, 3, 5)), alpha=1e-2, beta=0.75, bias=1.0)
+        ks = [g.r.choice((1, 2, 3)) for _ in range(2)]
+        st = [g.r.choice((1, 2)) for _ in range(2)]
+        outs = [(s[2 + i] - ks[i]) // st[i] + 1 for i in range(2)]
+        if min(outs) <= 0:
+            return None
+        return g.node(op, [x], s[:2] + outs, kernel_shape=ks, strides=st, p=g.r.choice((1, 2, 3)))
+    if op == "Logical":  # comparisons of exact tensors, combined
+        t = g.pick(lambda s2, e2: e2)
+        if t is None:
+            return None
+        x, s, _ = t
+        a = g.aux("Greater", [x, g.k(0.0)])
+        b = g.aux(g.r.choice(("Less", "Equal")), [x, g.k(g.r.choice((0.5, 1.0, -0.25)))])
+        c = g.aux(g.r.choice(("And", "Or", "Xor")), [a, b])
+        if g.r.random() < 0.5:
+            c = g.aux("Not", [c])
+        return g.node("Where", [c, x, g.aux("Neg", [x])], s, True)
+    if op == "Compress":
+        ax = g.r.randrange(len(s))
+        cond = g.np.integers(0, 2, size=s[ax]).astype(bool)
+        cond[g.r.randrange(s[ax])] = True
+        shape = list(s)
+        shape[ax] = int(cond.sum())
+        return g.node(op, [x, g.init(cond, "i")], shape, e, axis=ax)
+    if op == "ReverseSequence":
+        if len(s) < 2:
+            return None
+        ba, ta = g.r.choice(((1, 0), (0, 1)))
+        lens = g.np.integers(1, s[ta] + 1, size=s[ba]).astype(np.int64)
+        return g.node(op, [x, g.init(lens, "i")], s, e, batch_axis=ba, time_axis=ta)
+    if op == "GridSample":
+        t = g.pick(lambda s2, e2: len(s2) == 4)
+        if t is None:
+            return None
+        x, s, _ = t
+        ho, wo = g.r.randint(1, 7), g.r.randint(1, 7)
+        grid = g.init(g.np.uniform(-1.2, 1.2, size=[s[0], ho, wo, 2]).astype(np.float32))
+        return g.node(op, [x, grid], s[:2] + [ho, wo], mode=g.r.choice(("bilinear", "nearest", "bicubic")),
+                      padding_mode=g.r.choice(("zeros", "border", "reflection")),
+                      align_corners=g.r.choice((0, 1)))
+    if op == "DFT":  # a real signal [b, n, 1] along axis 1
+        if len(s) != 2:
+            return None
+        y = g.aux("Unsqueeze", [x, g.i64([2])])
+        one = g.r.choice((0, 1))
+        n = s[1]
+        return g.node(op, [y], [s[0], n // 2 + 1 if one else n, 2], axis=1, onesided=one)
+    if op == "HannWindow":
+        n = s[-1]
+        w = g.aux(g.r.choice(("HannWindow", "HammingWindow", "BlackmanWindow")),
+                  [g.init(np.array(n, np.int64), "c")], periodic=g.r.choice((0, 1)))
+        return g.node("Mul", [x, w], s)
+    return None
+
+
 OPS = ((op_unary, 6), (op_binary, 6), (op_reduce, 3), (op_softmax, 2), (op_matmul, 5), (op_transpose, 3),
        (op_reshape, 3), (op_slice, 3), (op_concat, 2), (op_pad, 2), (op_gather, 2), (op_expand, 1),
        (op_norm, 2), (op_conv, 4), (op_convtranspose, 1), (op_pool, 2), (op_argmax, 1), (op_topk, 1),
        (op_where, 1), (op_cast, 1), (op_einsum, 1), (op_misc, 2), (op_resize, 1), (op_depth, 1),
-       (op_variadic, 1), (op_shape_view, 1), (op_elements, 1), (op_trilu, 1), (op_recurrent, 1))
+       (op_variadic, 1), (op_shape_view, 1), (op_elements, 1), (op_trilu, 1), (op_recurrent, 1),
+       (op_quant, 3), (op_more, 4))
 
 # The ops of integer graphs (onnxruntime has no integer DepthToSpace).
 INT_OPS = (op_unary, op_binary, op_reduce, op_matmul, op_transpose, op_reshape, op_slice, op_concat, op_pad,

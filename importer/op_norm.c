@@ -173,7 +173,7 @@ static int lower_mvn(imp_node *n) {
   return imp_set_out(n, 0, mul(n, d, ir_unary(g, IR_RECIP, sd)));
 }
 
-/* X / ||X||_p along `axis`, p in {1, 2}. */
+/* X / ||X||_p along `axis`, p in {1, 2}; 0 where the norm is 0. */
 static int lower_lp_norm(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0);
@@ -186,7 +186,10 @@ static int lower_lp_norm(imp_node *n) {
   if (p == 1) norm = ir_sum(g, ir_abs(g, x), 1u << axis, true);
   else if (p == 2) norm = ir_unary(g, IR_SQRT, ir_sum(g, mul(n, x, x), 1u << axis, true));
   else return imp_fail(n, "p=%lld is not supported (1 or 2 only)", (long long)p);
-  return imp_set_out(n, 0, mul(n, x, ir_unary(g, IR_RECIP, norm)));
+  /* a vector of zeros stays zeros (0 / 0 would be NaN), as in onnxruntime;
+   * a NaN still gives NaN */
+  ir_ref zero = ir_scalar(g, imp_dtype(n, x), 0.0);
+  return imp_set_out(n, 0, ir_where(g, ir_eq(g, norm, zero), zero, mul(n, x, ir_unary(g, IR_RECIP, norm))));
 }
 
 const imp_op_entry imp_ops_norm[] = {

@@ -1,5 +1,5 @@
-/* op_pool.c — MaxPool (with its argmax indices), AveragePool,
- * GlobalAveragePool, GlobalMaxPool: taps combined element-wise over the
+/* op_pool.c — MaxPool (with its argmax indices), AveragePool, LpPool,
+ * GlobalAveragePool, GlobalMaxPool, GlobalLpPool: taps combined element-wise over the
  * padded input (window.c). */
 #include "importer_impl.h"
 
@@ -129,18 +129,25 @@ static int lower_maxpool(imp_node *n) {
   return imp_set_out(n, 1, pool_indices(n, xp, y, &w, &xs, order));
 }
 
+/* The floating-point input of AveragePool or LpPool and its window. */
+static int float_window(imp_node *n, ir_ref *x, imp_window *w) {
+  *x = imp_req(n, 0);
+  if (*x == IR_NONE || ir_failed(n->g)) return -1;
+  ir_shape xs = *imp_shape(n, *x);
+  ir_dtype dt = imp_dtype(n, *x);
+  if (!ir_dtype_is_float(dt)) return imp_fail(n, "input type %s is not supported (floating point only)", ir_dtype_name(dt));
+  return pool_window(n, &xs, w);
+}
+
 /* AveragePool: sum of the taps over the 0-padded input, divided by the
  * number of counted elements under each window (all explicit pads with
  * count_include_pad, only real input elements without). */
 static int lower_averagepool(imp_node *n) {
   ir_graph *g = n->g;
-  ir_ref x = imp_req(n, 0);
-  if (x == IR_NONE || ir_failed(g)) return -1;
-  ir_shape xs = *imp_shape(n, x);
-  ir_dtype dt = imp_dtype(n, x);
-  if (!ir_dtype_is_float(dt)) return imp_fail(n, "input type %s is not supported (floating point only)", ir_dtype_name(dt));
+  ir_ref x;
   imp_window w;
-  if (pool_window(n, &xs, &w)) return -1;
+  if (float_window(n, &x, &w)) return -1;
+  ir_dtype dt = imp_dtype(n, x);
   bool include = imp_attr_i(n, "count_include_pad", 0) != 0;
   ir_ref sum = pool_taps(g, x, &w, IR_ADD, 0.0);
   bool uniform = true;
@@ -162,23 +169,61 @@ static int lower_averagepool(imp_node *n) {
   return imp_set_out(n, 0, ir_div(g, sum, cnt));
 }
 
-static int lower_global(imp_node *n, bool max) {
+/* |x|^p and s^(1/p) of LpPool: p = 1 and 2 without pow (|x|, x·x, sqrt). */
+static ir_ref lp_power(ir_graph *g, ir_ref x, ir_dtype dt, int64_t p) {
+  return p == 1 ? ir_abs(g, x) : p == 2 ? ir_binary(g, IR_MUL, x, x) : ir_pow(g, ir_abs(g, x), ir_scalar(g, dt, (double)p));
+}
+static ir_ref lp_root(ir_graph *g, ir_ref s, ir_dtype dt, int64_t p) {
+  return p == 1 ? s : p == 2 ? ir_unary(g, IR_SQRT, s) : ir_pow(g, s, ir_scalar(g, dt, 1.0 / (double)p));
+}
+
+/* The norm exponent p of LpPool / GlobalLpPool (default 2), or 0. */
+static int64_t lp_exponent(imp_node *n) {
+  int64_t p = imp_attr_i(n, "p", 2);
+  if (p < 1 || p > 64) return imp_fail(n, "p=%lld is not supported (1 to 64)", (long long)p), 0;
+  return p;
+}
+
+/* LpPool: (sum of |x|^p over the window)^(1/p); the padding adds 0. */
+static int lower_lppool(imp_node *n) {
+  ir_graph *g = n->g;
+  ir_ref x;
+  imp_window w;
+  int64_t p = lp_exponent(n);
+  if (!p || float_window(n, &x, &w)) return -1;
+  ir_dtype dt = imp_dtype(n, x);
+  return imp_set_out(n, 0, lp_root(g, pool_taps(g, lp_power(g, x, dt, p), &w, IR_ADD, 0.0), dt, p));
+}
+
+enum { GLOBAL_AVG, GLOBAL_MAX, GLOBAL_LP };
+
+/* GlobalAveragePool, GlobalMaxPool, GlobalLpPool: a reduction over the
+ * spatial axes. */
+static int lower_global(imp_node *n, int kind) {
+  ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0);
-  if (x == IR_NONE || ir_failed(n->g)) return -1;
+  if (x == IR_NONE || ir_failed(g)) return -1;
   const ir_shape *s = imp_shape(n, x);
   if (s->rank < 3) return imp_fail(n, "input rank %d is not supported", s->rank);
   ir_dtype dt = imp_dtype(n, x);
-  if (!max && !ir_dtype_is_float(dt)) return imp_fail(n, "input type %s is not supported (floating point only)", ir_dtype_name(dt));
+  if (kind != GLOBAL_MAX && !ir_dtype_is_float(dt))
+    return imp_fail(n, "input type %s is not supported (floating point only)", ir_dtype_name(dt));
+  int64_t p = kind == GLOBAL_LP ? lp_exponent(n) : 1;
+  if (!p) return -1;
   uint32_t axes = 0;
   for (int i = 2; i < s->rank; i++) axes |= 1u << i;
-  return imp_set_out(n, 0, max ? ir_max_reduce(n->g, x, axes, true) : ir_mean(n->g, x, axes, true));
+  if (kind == GLOBAL_LP) return imp_set_out(n, 0, lp_root(g, ir_sum(g, lp_power(g, x, dt, p), axes, true), dt, p));
+  return imp_set_out(n, 0, kind == GLOBAL_MAX ? ir_max_reduce(g, x, axes, true) : ir_mean(g, x, axes, true));
 }
 
 static int lower_globalaveragepool(imp_node *n) {
-  return lower_global(n, false);
+  return lower_global(n, GLOBAL_AVG);
 }
 static int lower_globalmaxpool(imp_node *n) {
-  return lower_global(n, true);
+  return lower_global(n, GLOBAL_MAX);
+}
+static int lower_globallppool(imp_node *n) {
+  return lower_global(n, GLOBAL_LP);
 }
 
 const imp_op_entry imp_ops_pool[] = {
@@ -186,5 +231,7 @@ const imp_op_entry imp_ops_pool[] = {
     {"AveragePool", lower_averagepool, IMP_SYM},
     {"GlobalAveragePool", lower_globalaveragepool, IMP_SYM},
     {"GlobalMaxPool", lower_globalmaxpool, IMP_SYM},
+    {"LpPool", lower_lppool, IMP_SYM},
+    {"GlobalLpPool", lower_globallppool, IMP_SYM},
     {NULL, NULL, 0},
 };

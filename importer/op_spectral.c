@@ -40,7 +40,9 @@ static int window(imp_node *n, double a0, double a1, double a2) {
   double N = periodic ? (double)size : (double)(size - 1);
   ir_shape s = ir_shape_make(1, &size);
   ir_ref k = ir_cast(g, ir_iota(g, s, 0), IR_F64);
-  ir_ref ang = ir_binary(g, IR_MUL, k, ir_scalar(g, IR_F64, N > 0 ? 2 * PI / N : 0));
+  /* a symmetric window of one element divides 0 by size - 1 = 0: NaN by
+   * ONNX's definition, and onnxruntime's (numpy and PyTorch give 1) */
+  ir_ref ang = ir_binary(g, IR_MUL, k, ir_scalar(g, IR_F64, N > 0 ? 2 * PI / N : NAN));
   /* cos(t) = sin(t + pi/2) */
   ir_ref c1 = ir_unary(g, IR_SIN, ir_binary(g, IR_ADD, ang, ir_scalar(g, IR_F64, PI / 2)));
   ir_ref c2 = ir_unary(g, IR_SIN, ir_binary(g, IR_ADD, ir_binary(g, IR_MUL, ang, ir_scalar(g, IR_F64, 2)),

@@ -852,3 +852,46 @@ save("matmul_rows15", [helper.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", 
 with open(os.path.join(HERE, "tied_ids.pb"), "wb") as f:
     f.write(numpy_helper.from_array(np.array([[0, 5, 299, 17, 4], [1, 2, 3, 250, 9]], np.int64), "ids").SerializeToString())
 print("wrote", HERE)
+
+# Quantized twice, Q -> DQ -> Q -> DQ (differential fuzzer): computed as
+# written, each value rounded to the first scale, then to the second.
+# onnxruntime's DoubleQDQPairsRemover drops the middle pair, which moves
+# values by one or two steps of the second scale (ort_run.js disables it).
+save("double_qdq", [helper.make_node("QuantizeLinear", ["x", "s1", "z1"], ["q1"]),
+                    helper.make_node("DequantizeLinear", ["q1", "s1", "z1"], ["d1"]),
+                    helper.make_node("QuantizeLinear", ["d1", "s2", "z2"], ["q2"]),
+                    helper.make_node("DequantizeLinear", ["q2", "s2", "z2"], ["y"])],
+     [vi("x", F, [4, 40])], [vi("y", F, [4, 40])],
+     [numpy_helper.from_array(np.array(0.125, np.float32), "s1"), numpy_helper.from_array(np.array(128, np.uint8), "z1"),
+      numpy_helper.from_array(np.array(0.0521509, np.float32), "s2"), numpy_helper.from_array(np.array(211, np.uint8), "z2")])
+with open(os.path.join(HERE, "double_qdq_x.pb"), "wb") as f:  # -20 to 20 in steps of 1/4, and the ties between
+    f.write(numpy_helper.from_array((np.arange(-80, 80, dtype=np.float32) / 4 + 1 / 16).reshape(4, 40), "x")
+            .SerializeToString())
+
+# LpPool and GlobalLpPool (p = 1, 2, 3; pads, strides, 1-D and 2-D; a
+# symbolic batch): (sum of |x|^p over the window)^(1/p), the padding adding 0
+LP = [("lp1", [3, 3], [1, 1, 1, 1], [2, 2], 1), ("lp2", [2, 3], [0, 1, 1, 0], [1, 2], 2),
+      ("lp3", [3, 2], [1, 0, 0, 1], [2, 1], 3)]
+save("lppool", [helper.make_node("LpPool", ["x"], ["y_" + nm], kernel_shape=k, pads=pd, strides=st, p=p)
+                for nm, k, pd, st, p in LP] +
+     [helper.make_node("LpPool", ["x1"], ["y_1d"], kernel_shape=[3], pads=[1, 1], strides=[2], p=2),
+      helper.make_node("GlobalLpPool", ["x"], ["y_g2"], p=2), helper.make_node("GlobalLpPool", ["x1"], ["y_g3"], p=3)],
+     [vi("x", F, ["n", 3, 9, 8]), vi("x1", F, ["n", 2, 11])],
+     [vi("y_" + nm, F, ["n", 3] + hw) for (nm, _, _, _, _), hw in zip(LP, ([5, 4], [9, 4], [4, 8]))] +
+     [vi("y_1d", F, ["n", 2, 6]), vi("y_g2", F, ["n", 3, 1, 1]), vi("y_g3", F, ["n", 2, 1])], [])
+
+# LpNormalization of vectors of zeros (zeros, as onnxruntime gives; 0 / 0
+# was NaN) and a NaN (NaN), p = 1 and 2; the window functions of one
+# element, symmetric (NaN by ONNX's definition, 0 / (size - 1), and
+# onnxruntime's) and periodic (differential fuzzer)
+save("lpnorm_zeros", [helper.make_node("LpNormalization", ["x"], ["y1"], axis=1, p=1),
+                      helper.make_node("LpNormalization", ["x"], ["y2"], axis=-1, p=2),
+                      helper.make_node("LpNormalization", ["x"], ["y0"], axis=0, p=2)] +
+     [helper.make_node(w, ["one"], ["w_%s_%d" % (w, per)], periodic=per)
+      for w in ("HannWindow", "HammingWindow", "BlackmanWindow") for per in (0, 1)],
+     [vi("x", F, [4, 5])], [vi(o, F, [4, 5]) for o in ("y1", "y2", "y0")] +
+     [vi("w_%s_%d" % (w, per), F, [1]) for w in ("HannWindow", "HammingWindow", "BlackmanWindow") for per in (0, 1)],
+     [numpy_helper.from_array(np.array(1, np.int64), "one")])
+with open(os.path.join(HERE, "lpnorm_zeros_x.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(np.array([[0, 0, 0, 0, 0], [1, -2, 0, 3, 0.5], [0, 0, np.nan, 0, 0],
+                                              [0, -0.0, 0, 0, 0]], np.float32), "x").SerializeToString())

@@ -16,7 +16,11 @@
 // accuracy_level 4 by default, which quantizes A to int8 per block of 32 (8e-3
 // away from the exact product on a 64 x 32 weight); ORT_EXACT sets that
 // rewrite's accuracy level to 0 (float A: the same kernel, exact within float
-// rounding).
+// rounding). It also removes the middle pair of Q -> DQ -> Q -> DQ
+// (DoubleQDQPairsRemover), so the input is quantized once, not twice: a value
+// rounded to the first scale and then to the second can land one or two steps
+// of the second away (-3.8 to 0.125, then to 0.0521: -3.755 as written, -3.807
+// once the first rounding is gone); ORT_EXACT disables that optimizer too.
 // With --time RUNS: RUNS warm-up runs plus RUNS timed runs follow, and one line
 // `ort_median_ms <value>` is printed to stdout.
 // On error: one line `ort_run: <message>` on stderr, exit status 1.
@@ -25,7 +29,10 @@
 // The protobuf wire format is decoded/encoded by hand below (no extra deps).
 'use strict';
 const fs = require('fs');
-const ORT_EXACT = { session: { qdq_matmulnbits_accuracy_level: '0' } };
+const ORT_EXACT = {
+  session: { qdq_matmulnbits_accuracy_level: '0' },
+  optimization: { disable_specified_optimizers: 'DoubleQDQPairsRemover' },
+};
 const path = require('path');
 
 // ONNX TensorProto.DataType -> [ort type name, typed array constructor]
