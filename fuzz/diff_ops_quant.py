@@ -90,14 +90,16 @@ def op_quant(g):
             acc = g.aux("ConvInteger", ins, **attrs)
         f = g.aux("Cast", [acc], to=T.FLOAT)
         return g.node("Mul", [f, ys], shape, True)
-    # QLinearMatMul / QLinearConv: uint8 in and out, weights uint8 or int8
-    xs, xz = quant_params(g, T.UINT8)
+    # QLinearMatMul / QLinearConv: activations in and out uint8 (weights
+    # uint8 or int8) or int8 (weights int8), as onnxruntime's kernels pair them
+    at = g.r.choice((T.UINT8, T.UINT8, T.INT8))
+    xs, xz = quant_params(g, at)
     q = g.aux("QuantizeLinear", [x, xs, xz])
-    wt = g.r.choice((T.UINT8, T.INT8))
+    wt = g.r.choice((T.UINT8, T.INT8)) if at == T.UINT8 else T.INT8
     lo, hi = (0, 256) if wt == T.UINT8 else (-128, 128)
     npw = np.uint8 if wt == T.UINT8 else np.int8
     ys, yz = g.init(np.array(g.r.uniform(0.05, 0.4), np.float32), "s"), g.init(
-        np.array(g.r.randint(0, 255), np.uint8), "z")
+        np.array(g.r.randint(0, 255), np.uint8) if at == T.UINT8 else np.array(g.r.randint(-128, 127), np.int8), "z")
     if kind == "qlinearmatmul":
         k, n = s[-1], g.r.choice(BLOCK_SIZES)
         w = g.init(g.np.integers(lo, hi, size=[k, n]).astype(npw), "q")
