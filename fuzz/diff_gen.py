@@ -41,7 +41,7 @@ OPS = ((op_unary, 6), (op_binary, 6), (op_reduce, 3), (op_softmax, 2), (op_matmu
 # The ops of integer graphs (onnxruntime has no integer DepthToSpace).
 INT_OPS = (op_unary, op_binary, op_reduce, op_matmul, op_transpose, op_reshape, op_slice, op_concat, op_pad,
            op_gather, op_expand, op_argmax, op_topk, op_where, op_cast, op_misc, op_variadic, op_shape_view,
-           op_trilu)
+           op_trilu, op_more)
 
 
 def make_model(seed):

@@ -6,6 +6,66 @@ from onnx import TensorProto as T, helper as h
 from diff_base import numel
 
 
+def more_data(g, op, x, s, e):
+    """The ops of op_more that take any type (data movement, indices,
+    shapes, logic), for float and integer graphs."""
+    if op == "GatherND":
+        bd = g.r.choice((0, 1)) if len(s) >= 2 else 0
+        k = g.r.randint(1, len(s) - bd)
+        lead = s[:bd] + [g.r.randint(1, 3)]
+        idx = np.stack([g.np.integers(-d, d, size=lead) for d in s[bd:bd + k]], axis=-1).astype(np.int64)
+        return g.node(op, [x, g.init(idx, "i")], lead + s[bd + k:], e, batch_dims=bd)
+    if op == "OneHot":
+        if len(s) < 2:  # the indices have rank 1 or more
+            return None
+        ax = g.r.choice((-1, 0))
+        depth = s[-1] if ax == -1 else s[0]
+        rest = s[:-1] if ax == -1 else s[1:]
+        idx = g.np.integers(-depth, depth + 2, size=rest).astype(np.int64)  # onnxruntime: int32 only with an int32 depth
+        values = np.array([-0.5, 2.0], np.float32) if g.dt == T.FLOAT else np.array([-1, 2], np.int64)
+        oh = g.aux("OneHot", [g.init(idx, "i"), g.init(np.array(depth, np.int64), "c"), g.init(values)], axis=ax)
+        if g.dt == T.INT32:  # onnxruntime's integer OneHot: int64 values
+            oh = g.aux("Cast", [oh], to=T.INT32)
+        return g.node("Mul", [x, oh], s, e)
+    if op == "Range":
+        n = s[-1]
+        st, dl = g.r.choice(((0.0, 1.0), (2.5, -0.5), (-1.0, 0.25)) if g.dt == T.FLOAT else ((0, 1), (3, -1), (-2, 2)))
+        r = g.aux("Range", [g.k(st), g.k(st + dl * n - dl / 2 if g.dt == T.FLOAT else st + dl * n), g.k(dl)])
+        return g.node("Add", [x, r], s, e)
+    if op == "ConstantOfShape":
+        c = g.aux("ConstantOfShape", [g.aux("Shape", [x])], value=h.make_tensor("v", g.dt, [1], [0.75 if g.dt == T.FLOAT else 3]))
+        return g.node("Mul", [x, c], s, g.dt != T.FLOAT)
+    if op == "EyeLike":
+        if len(s) != 2:
+            return None
+        return g.node("Mul", [x, g.aux("EyeLike", [x], k=g.r.randint(-2, 2))], s, e)
+    if op == "Logical":  # comparisons of exact tensors, combined
+        t = g.pick(lambda s2, e2: e2)
+        if t is None:
+            return None
+        x, s, _ = t
+        a = g.aux("Greater", [x, g.k(0.0)])
+        b = g.aux(g.r.choice(("Less", "Equal")), [x, g.k(g.r.choice((0.5, 1.0, -0.25)))])
+        c = g.aux(g.r.choice(("And", "Or", "Xor")), [a, b])
+        if g.r.random() < 0.5:
+            c = g.aux("Not", [c])
+        return g.node("Where", [c, x, g.aux("Neg", [x])], s, True)
+    if op == "Compress":
+        ax = g.r.randrange(len(s))
+        cond = g.np.integers(0, 2, size=s[ax]).astype(bool)
+        cond[g.r.randrange(s[ax])] = True
+        shape = list(s)
+        shape[ax] = int(cond.sum())
+        return g.node(op, [x, g.init(cond, "i")], shape, e, axis=ax)
+    if op == "ReverseSequence":
+        if len(s) < 2:
+            return None
+        ba, ta = g.r.choice(((1, 0), (0, 1)))
+        lens = g.np.integers(1, s[ta] + 1, size=s[ba]).astype(np.int64)
+        return g.node(op, [x, g.init(lens, "i")], s, e, batch_axis=ba, time_axis=ta)
+    return None
+
+
 def op_more(g):
     """Ops the families above leave out: PRelu, Selu, Celu, ThresholdedRelu,
     Shrink, Softsign, inverse trigonometry, Hardmax, GatherND, OneHot,
@@ -13,6 +73,10 @@ def op_more(g):
     MeanVarianceNormalization, LRN, LpPool, logical ops, Compress,
     ReverseSequence, GridSample, DFT, HannWindow (float graphs)."""
     x, s, e = g.pick()
+    if g.dt != T.FLOAT:  # the ones of them that take integers
+        op = g.r.choice(("GatherND", "OneHot", "Range", "ConstantOfShape", "EyeLike", "Logical", "Compress",
+                         "ReverseSequence"))
+        return more_data(g, op, x, s, e)
     op = g.r.choice(("PRelu", "Selu", "Celu", "ThresholdedRelu", "Shrink", "Softsign", "Atrig", "Hardmax",
                      "GatherND", "OneHot", "Range", "ConstantOfShape", "EyeLike", "ReduceProd",
                      "LpNormalization", "MeanVarianceNormalization", "LRN", "LpPool", "Logical", "Compress",
@@ -40,34 +104,6 @@ def op_more(g):
         elif f == "Acosh":
             y = g.aux("Add", [g.aux("Abs", [x]), g.k(1.25)])
         return g.node(f, [y], s)
-    if op == "GatherND":
-        bd = g.r.choice((0, 1)) if len(s) >= 2 else 0
-        k = g.r.randint(1, len(s) - bd)
-        lead = s[:bd] + [g.r.randint(1, 3)]
-        idx = np.stack([g.np.integers(-d, d, size=lead) for d in s[bd:bd + k]], axis=-1).astype(np.int64)
-        return g.node(op, [x, g.init(idx, "i")], lead + s[bd + k:], e, batch_dims=bd)
-    if op == "OneHot":
-        if len(s) < 2:  # the indices have rank 1 or more
-            return None
-        ax = g.r.choice((-1, 0))
-        depth = s[-1] if ax == -1 else s[0]
-        rest = s[:-1] if ax == -1 else s[1:]
-        idx = g.np.integers(-depth, depth + 2, size=rest).astype(np.int64)  # onnxruntime: int32 only with an int32 depth
-        oh = g.aux("OneHot", [g.init(idx, "i"), g.init(np.array(depth, np.int64), "c"),
-                              g.init(np.array([-0.5, 2.0], np.float32))], axis=ax)
-        return g.node("Mul", [x, oh], s, e)
-    if op == "Range":
-        n = s[-1]
-        st, dl = g.r.choice(((0.0, 1.0), (2.5, -0.5), (-1.0, 0.25)))
-        r = g.aux("Range", [g.k(st), g.k(st + dl * n - dl / 2), g.k(dl)])
-        return g.node("Add", [x, r], s, e)
-    if op == "ConstantOfShape":
-        c = g.aux("ConstantOfShape", [g.aux("Shape", [x])], value=h.make_tensor("v", T.FLOAT, [1], [0.75]))
-        return g.node("Mul", [x, c], s)
-    if op == "EyeLike":
-        if len(s) != 2:
-            return None
-        return g.node("Mul", [x, g.aux("EyeLike", [x], k=g.r.randint(-2, 2))], s, e)
     if op == "ReduceProd":  # factors near 1
         ax = sorted(g.r.sample(range(len(s)), g.r.randint(1, len(s))))
         keep = g.r.choice((0, 1))
@@ -97,30 +133,6 @@ def op_more(g):
         if min(outs) <= 0:
             return None
         return g.node(op, [x], s[:2] + outs, kernel_shape=ks, strides=st, p=g.r.choice((1, 2, 3)))
-    if op == "Logical":  # comparisons of exact tensors, combined
-        t = g.pick(lambda s2, e2: e2)
-        if t is None:
-            return None
-        x, s, _ = t
-        a = g.aux("Greater", [x, g.k(0.0)])
-        b = g.aux(g.r.choice(("Less", "Equal")), [x, g.k(g.r.choice((0.5, 1.0, -0.25)))])
-        c = g.aux(g.r.choice(("And", "Or", "Xor")), [a, b])
-        if g.r.random() < 0.5:
-            c = g.aux("Not", [c])
-        return g.node("Where", [c, x, g.aux("Neg", [x])], s, True)
-    if op == "Compress":
-        ax = g.r.randrange(len(s))
-        cond = g.np.integers(0, 2, size=s[ax]).astype(bool)
-        cond[g.r.randrange(s[ax])] = True
-        shape = list(s)
-        shape[ax] = int(cond.sum())
-        return g.node(op, [x, g.init(cond, "i")], shape, e, axis=ax)
-    if op == "ReverseSequence":
-        if len(s) < 2:
-            return None
-        ba, ta = g.r.choice(((1, 0), (0, 1)))
-        lens = g.np.integers(1, s[ta] + 1, size=s[ba]).astype(np.int64)
-        return g.node(op, [x, g.init(lens, "i")], s, e, batch_axis=ba, time_axis=ta)
     if op == "GridSample":
         t = g.pick(lambda s2, e2: len(s2) == 4)
         if t is None:
@@ -143,4 +155,6 @@ def op_more(g):
         w = g.aux(g.r.choice(("HannWindow", "HammingWindow", "BlackmanWindow")),
                   [g.init(np.array(n, np.int64), "c")], periodic=g.r.choice((0, 1)))
         return g.node("Mul", [x, w], s)
+    if op in ("GatherND", "OneHot", "Range", "ConstantOfShape", "EyeLike", "Logical", "Compress", "ReverseSequence"):
+        return more_data(g, op, x, s, e)
     return None

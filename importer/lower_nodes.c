@@ -64,6 +64,22 @@ static uint32_t node_syms(imp_ctx *c, const Onnx__NodeProto *np) {
   return m;
 }
 
+/* A refusal that names no symbol in a graph the symbolic build made
+ * assumptions about (x[1:3] of a symbolic axis assumed to hold 3, so that
+ * a later x[0:-2:-1] is empty): it may hold only under them, so every
+ * symbol is needed when asked (run and verify compile for the inputs), and
+ * the hint names the last assumption. */
+static void assumed_hint(imp_ctx *c, char *hint, size_t n) {
+  int na = ir_assumption_count(c->g);
+  if (na <= 0) return;
+  if (c->opt->need_all_syms)
+    for (int i = 0; i < ir_sym_count(c->g); i++) imp_ctx_need_syms(c, ir_dim_base_syms(1u << ir_sym(c->g, i)));
+  char d[160];
+  ir_dim_str(ir_assumption(c->g, na - 1, NULL), d, sizeof d);
+  snprintf(hint, n, " (the symbolic build assumed %s >= 0%s; give the symbols values with --dim)", d,
+           na > 1 ? ", among others" : "");
+}
+
 static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *err, size_t n) {
   const char *op = np->op_type ? np->op_type : "";
   const char *name = np->name && np->name[0] ? np->name : (np->n_output ? np->output[0] : "?");
@@ -157,10 +173,12 @@ static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *er
     for (int b = 0; b < IR_MAX_SYMS && k < 0; b++)
       if (syms >> b & 1) k = b;
     imp_ctx_need_syms(c, syms);
-    char hint[200] = "";
+    char hint[400] = "";
     if (k >= 0)
       snprintf(hint, sizeof hint, " (the sizes depend on symbol '%s'; give it a value with --dim %s=N)",
                ir_dim_sym_name(k), ir_dim_sym_name(k));
+    else if (!strstr(msg, "--dim"))
+      assumed_hint(c, hint, sizeof hint);
     return snprintf(err, n, "%s: node '%s' (%s, opset %d): %s%s", c->path, name, op, opset, msg, hint), -1;
   }
   return 0;
