@@ -77,11 +77,6 @@ typedef struct {
   const char *const *standins;
   int nstandins;
   imp_needs *needs; /* NULL, or filled (and cleared first) by imp_load */
-  /* with needs: a node refused for a reason that names no symbol, after
-   * the symbolic build assumed something (x[1:3] of a symbolic axis
-   * assumed to hold 3, so that a later slice of it is empty), needs every
-   * symbol of the graph: run and verify then compile for the inputs */
-  bool need_all_syms;
   /* "NAME=SHAPES": the elements of sequence or optional graph input NAME,
    * e.g. "x=[2,3],[4]" ("x=" an empty sequence, "x=none" an empty
    * optional); element types are the model's. */

@@ -66,18 +66,16 @@ static uint32_t node_syms(imp_ctx *c, const Onnx__NodeProto *np) {
 
 /* A refusal that names no symbol in a graph the symbolic build made
  * assumptions about (x[1:3] of a symbolic axis assumed to hold 3, so that
- * a later x[0:-2:-1] is empty): it may hold only under them, so every
- * symbol is needed when asked (run and verify compile for the inputs), and
- * the hint names the last assumption. */
+ * a later x[0:-2:-1] is empty) may hold only under them: it needs every
+ * symbol (run and verify compile for the inputs; compile asks for them
+ * all), and the hint names the last assumption. */
 static void assumed_hint(imp_ctx *c, char *hint, size_t n) {
   int na = ir_assumption_count(c->g);
   if (na <= 0) return;
-  if (c->opt->need_all_syms)
-    for (int i = 0; i < ir_sym_count(c->g); i++) imp_ctx_need_syms(c, ir_dim_base_syms(1u << ir_sym(c->g, i)));
+  for (int i = 0; i < ir_sym_count(c->g); i++) imp_ctx_need_syms(c, ir_dim_base_syms(1u << ir_sym(c->g, i)));
   char d[160];
   ir_dim_str(ir_assumption(c->g, na - 1, NULL), d, sizeof d);
-  snprintf(hint, n, " (the symbolic build assumed %s >= 0%s; give the symbols values with --dim)", d,
-           na > 1 ? ", among others" : "");
+  snprintf(hint, n, " (under the symbolic build's assumption %s >= 0%s)", d, na > 1 ? ", among others" : "");
 }
 
 static int lower_node(imp_ctx *c, const Onnx__NodeProto *np, int opset, char *err, size_t n) {

@@ -96,23 +96,19 @@ int rt_compile_for(const char *onnx, const char *outdir, const rt_options *o, co
                    const char *const *files, int nin, rt_spec *spec, rt_model **out, char *err, size_t n) {
   memset(spec, 0, sizeof *spec);
   char first[2048] = "", missing[2048] = "";
-  bool all = false; /* imp_options.need_all_syms: with inputs, once nothing else is asked */
-  for (int round = 0; round <= IR_MAX_SYMS + IMP_MAX_NEEDS + 1; round++) {
+  for (int round = 0; round <= IR_MAX_SYMS + IMP_MAX_NEEDS; round++) {
     rt_options oo;
     static merged m; /* large; the compiler is single-threaded */
     imp_needs nd;
     merge(o, spec, &oo, &m);
     oo.imp.needs = &nd;
-    oo.imp.need_all_syms = all;
     /* compile: a model built on stand-ins is never written where asked */
     if (!rt_compile(onnx, ins || !round ? outdir : NULL, &oo, out, err, n)) {
       if (!ins && round) break; /* compile: stand-ins are no answer */
       return 0;
     }
     if (!round) snprintf(first, sizeof first, "%s", err);
-    if (add_needs(&nd, ins, files, nin, spec, missing, sizeof missing)) continue;
-    if (!ins || all) break;
-    all = true;
+    if (!add_needs(&nd, ins, files, nin, spec, missing, sizeof missing)) break;
   }
   if (*out) rt_model_free(*out), *out = NULL;
   if (!ins && *missing)
