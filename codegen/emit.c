@@ -223,6 +223,7 @@ static void split_piece(cg_kernel *c, isl_ast_node *body, const char *it, int64_
   if (lo >= hi) return;
   cg_line(c->body, c->depth, "for (int64_t %s = %lld; %s < %lld; %s += 1) {", it, (long long)lo, it, (long long)hi, it);
   c->split_mode = mode;
+  c->split_it = it; /* again: a piece's own inner loop may have split (and cleared it) */
   c->depth++;
   print_node(c, body);
   c->depth--;
@@ -246,11 +247,35 @@ static void split_piece(cg_kernel *c, isl_ast_node *body, const char *it, int64_
  * see docs/DESIGN.md, "MaxPool in two passes") */
 #define SPLIT_MIN_READS 64
 
+/* gcc 12 miscompiles a loop of constant bounds whose body is a loop of
+ * 2 (unrolled, a group of 2 vectorised along ours) reading a view masked
+ * along our iterator: the masked loads of different vector iterations
+ * share one mask (-O3 with AVX2 or AVX-512; a Pad of x[15, 2] by 3 rows:
+ * 6 values read as 0; docs/DESIGN.md, "Masks split out of the innermost
+ * loop"). Such a loop, over a body loop of at most SPLIT_INNER_MAX
+ * iterations, is split at any length: no masked read is left to vectorise
+ * (and unswitched, the copy is faster anyway). */
+#define SPLIT_INNER_MAX 4
+
+/* Is `body` a loop of at most SPLIT_INNER_MAX iterations (constant
+ * bounds) around one statement? */
+static bool short_inner_loop(isl_ast_node *body) {
+  int64_t lo, hi;
+  if (isl_ast_node_get_type(body) != isl_ast_node_for || !loop_bounds(body, &lo, &hi) ||
+      hi - lo > SPLIT_INNER_MAX)
+    return false;
+  isl_ast_node *in = isl_ast_node_for_get_body(body);
+  bool ok = isl_ast_node_get_type(in) == isl_ast_node_user;
+  isl_ast_node_free(in);
+  return ok;
+}
+
 static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
   int64_t lo, hi;
   if (c->k->gemm.on || c->k->nstages || c->split_mode || !loop_bounds(node, &lo, &hi)) return false;
   isl_ast_node *body = isl_ast_node_for_get_body(node);
-  bool ok = isl_ast_node_get_type(body) == isl_ast_node_user;
+  bool short_nest = short_inner_loop(body);
+  bool ok = short_nest || isl_ast_node_get_type(body) == isl_ast_node_user;
   if (ok) {
     /* render the body once to a scratch buffer, collecting the masks */
     cg_buf scratch = {0}, *keep = c->body;
@@ -265,7 +290,9 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
     c->split_mode = 0;
     c->body = keep, c->nvars = nvars, c->has_index = has_index;
     free(scratch.s);
-    ok = c->split_n > 0 && !c->split_bad && c->split_hi - c->split_lo >= (c->split_n > 1 ? SPLIT_MIN_READS : SPLIT_MIN);
+    int64_t len = c->split_hi - c->split_lo;
+    ok = c->split_n > 0 && !c->split_bad &&
+         (short_nest ? len > 0 : len >= (c->split_n > 1 ? SPLIT_MIN_READS : SPLIT_MIN));
   }
   if (ok) {
     int64_t a = c->split_lo, b = c->split_hi;

@@ -11,12 +11,14 @@ BLOCK_SIZES = (1, 2, 3, 5, 7, 8, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 96)
 
 class Gen:
     def __init__(self, seed, dt=T.FLOAT):
+        self.sym = seed % 4 == 3  # diff_gen.py makes the inputs' first dimension symbolic
         self.dt = dt  # every tensor of the pool has this type
         self.npdt = {T.FLOAT: np.float32, T.INT32: np.int32, T.INT64: np.int64}[dt]
         self.r = random.Random(seed)
         self.np = np.random.default_rng(seed)
         self.nodes, self.inits, self.inputs = [], [], []
         self.pool = []  # (name, shape, exact)
+        self.side = []  # graph outputs of a value-dependent length (ValueInfoProto)
         self.n = 0
 
     def name(self, stem):

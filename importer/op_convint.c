@@ -288,27 +288,13 @@ static int lower_convtranspose(imp_node *n) {
 
 /* ---------- MaxUnpool ---------- */
 
-/* Indices are flat positions in the default output shape `dflt`; with an
- * explicit, larger output_shape each element keeps its coordinates, so
- * unravel against `dflt` and ravel against `out`. */
-static ir_ref remap_indices(ir_graph *g, ir_ref idx, const ir_shape *dflt, const ir_shape *out) {
-  if (ir_shape_eq(dflt, out)) return idx;
-  ir_ref rem = idx, acc = IR_NONE;
-  int64_t ostride = 1;
-  for (int i = out->rank - 1; i >= 0; i--) {
-    ir_ref dim = ir_scalar(g, IR_I64, (double)dflt->d[i]);
-    ir_ref coord = ir_binary(g, IR_MOD, rem, dim);
-    rem = ir_binary(g, IR_IDIV, rem, dim);
-    ir_ref part = imp_mul(g, coord, ir_scalar(g, IR_I64, (double)ostride));
-    acc = acc == IR_NONE ? part : imp_add(g, acc, part);
-    ostride *= out->d[i];
-  }
-  return acc;
-}
-
 /* y[p] = X[j] for the last input position j with I[j] == p (0 where none),
  * per (n, c) plane: a compare of the indices against an iota of the flat
- * output position, reduced over the input positions (imp_last_hit:
+ * output position, reduced over the input positions. The indices are flat
+ * positions in the output as given by output_shape, as onnxruntime reads
+ * them: MaxPool's indices of its input, whose shape output_shape restores
+ * (ONNX's node test with_output_shape places them in the default shape
+ * and pads its end; tests/node/unsupported.txt). (imp_last_hit:
  * overlapping windows, stride < kernel, pick the same maximum several
  * times, and their sum was that many times too large). */
 static int lower_maxunpool(imp_node *n) {
@@ -330,7 +316,6 @@ static int lower_maxunpool(imp_node *n) {
       return imp_fail(n, "output size overflows on axis %d", i + 2);
     out.d[2 + i] = o;
   }
-  ir_shape dflt = out;
   if (imp_has_in(n, 2)) {
     int64_t v[IR_MAX_RANK];
     int cnt = imp_const_ints(n, 2, v, IR_MAX_RANK);
@@ -344,7 +329,7 @@ static int lower_maxunpool(imp_node *n) {
   if (ov || hout < 0) return imp_fail(n, "output_shape overflows");
   ir_shape r = {.rank = 3, .d = {NC, 1, hin}};
   ir_ref xr = ir_view_reshape(g, x, r);
-  ir_ref ir = ir_view_reshape(g, remap_indices(g, ir_cast(g, idx, IR_I64), &dflt, &out), r);
+  ir_ref ir = ir_view_reshape(g, ir_cast(g, idx, IR_I64), r);
   ir_shape ps = {.rank = 3, .d = {NC, hout, 1}};
   ir_ref pos = ir_index(g, ps, (int64_t[]){hout, 1, 0}, 0);
   ir_ref hit = ir_where(g, imp_last_hit(n, ir_eq(g, ir, pos), 2), xr, imp_k(g, x, 0));

@@ -35,12 +35,14 @@ static int cast_sym_values(imp_node *n, ir_ref x, ir_dtype t) {
   int64_t sym = imp_sym_value(n, x);
   if (!sym || t == IR_I64) return 0;
   const ir_node *xn = ir_node_get(g, x);
-  int64_t cnt = ir_shape_numel(&xn->shape);
+  const ir_shape xs = xn->shape; /* copies: the graph grows below */
+  const int64_t *v = xn->data;
+  int64_t cnt = ir_shape_numel(&xs);
   if (cnt > CAST_SYM_MAX) return imp_fail_sym(n, sym, "a cast of more than 16 values read from a shape");
   ir_ref parts[CAST_SYM_MAX];
   ir_shape one = ir_shape_make(1, (int64_t[]){1});
-  for (int64_t i = 0; i < cnt; i++) parts[i] = ir_load_int(g, IR_I64, one, ((const int64_t *)xn->data)[i]);
-  ir_ref r = ir_cast(g, ir_view_reshape(g, imp_stack(g, parts, (int)cnt, 0), xn->shape), t);
+  for (int64_t i = 0; i < cnt; i++) parts[i] = ir_load_int(g, IR_I64, one, v[i]);
+  ir_ref r = ir_cast(g, ir_view_reshape(g, imp_stack(g, parts, (int)cnt, 0), xs), t);
   return imp_set_out(n, 0, r) ? -1 : 1;
 }
 
@@ -234,18 +236,18 @@ static int lower_constant_of_shape(imp_node *n) {
 static int lower_eye_like(imp_node *n) {
   ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
-  const ir_shape *s = imp_shape(n, x);
-  if (s->rank != 2) return imp_fail(n, "input must be 2-D (rank %d given)", s->rank);
+  const ir_shape s = imp_nshape(n, x); /* a copy: ir_scalar below may grow the graph first */
+  if (s.rank != 2) return imp_fail(n, "input must be 2-D (rank %d given)", s.rank);
   int t = imp_has_attr(n, "dtype") ? dtype_attr(n, "dtype", imp_attr_i(n, "dtype", 0)) : (int)imp_dtype(n, x);
   if (t < 0) return -1;
   int64_t k = imp_attr_i(n, "k", 0), coef[2] = {-1, 1};
   /* past either edge the result is all zeros: clamped (to the size, or to
    * the largest a symbol may take), so -k cannot overflow */
-  int64_t rows = ir_dim_is_sym(s->d[0]) ? IR_DIM_SYM_MAX : s->d[0];
-  int64_t cols = ir_dim_is_sym(s->d[1]) ? IR_DIM_SYM_MAX : s->d[1];
+  int64_t rows = ir_dim_is_sym(s.d[0]) ? IR_DIM_SYM_MAX : s.d[0];
+  int64_t cols = ir_dim_is_sym(s.d[1]) ? IR_DIM_SYM_MAX : s.d[1];
   k = k < -rows ? -rows : k > cols ? cols : k;
   ir_graph *g = n->g;
-  ir_ref diag = ir_eq(g, ir_index(g, *s, coef, -k), ir_scalar(g, IR_I64, 0));
+  ir_ref diag = ir_eq(g, ir_index(g, s, coef, -k), ir_scalar(g, IR_I64, 0));
   return imp_set_out(n, 0, ir_cast(g, diag, (ir_dtype)t));
 }
 

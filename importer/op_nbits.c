@@ -178,8 +178,9 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
     }
   ir_ref cw = ir_const_take(g, IR_NBITS_CODES, IR_U32, (ir_shape){.rank = 4, .d = {np, kb, h, P}}, codes);
   /* without zero points, the default one is a constant: no stream of it */
-  ir_ref zw = zn ? ir_const_take(g, IR_NBITS_MINUS_ZERO_POINTS, IR_F32, (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, zf)
-                 : (free(zf), ir_scalar(g, IR_F32, -(double)(1 << (bits - 1))));
+  ir_ref zw = z != IR_NONE ? ir_const_take(g, IR_NBITS_MINUS_ZERO_POINTS, IR_F32,
+                                           (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, zf)
+                           : (free(zf), ir_scalar(g, IR_F32, -(double)(1 << (bits - 1))));
   ir_ref sw = ir_const_take(g, IR_NBITS_SCALES, IR_F32, (ir_shape){.rank = 4, .d = {np, kb, 1, P}}, sf);
   /* A [.., K] (zeros past K) -> [.., 1, kb, per, h] -> [.., 1, kb, h,
    * per]: the slice p of the last axis multiplies the codes in bits
@@ -187,7 +188,8 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
   int64_t pb[IR_MAX_RANK] = {0}, pe[IR_MAX_RANK] = {0};
   pe[r - 1] = kb * bs - K;
   ir_ref ap = pe[r - 1] ? ir_view_pad(g, a, pb, pe, 0.0) : a;
-  if (!one_row) return finish(g, rows_product(g, ap, cw, zn ? zw : IR_NONE, sw, bits), as, N, np * P);
+  if (!one_row)
+    return finish(g, rows_product(g, ap, cw, z != IR_NONE ? zw : IR_NONE, sw, bits), as, N, np * P);
   ir_shape s5 = as;
   s5.d[r - 1] = 1, s5.d[r] = kb, s5.d[r + 1] = per, s5.d[r + 2] = h, s5.rank = r + 3;
   int perm[IR_MAX_RANK];
@@ -231,7 +233,8 @@ static ir_ref blocked(imp_node *n, ir_ref a, ir_ref b, ir_ref sc, ir_ref z, int6
    * 44.5. */
   ir_ref sxw = ir_sum(g, a5, 1u << (r + 2), true);
   /* the default zero point multiplies in that kernel; given ones per column in the sum */
-  ir_ref prod = zn ? ir_binary(g, IR_MUL, ir_move(g, sxw), zw) : ir_move(g, ir_binary(g, IR_MUL, sxw, zw));
+  ir_ref prod = z != IR_NONE ? ir_binary(g, IR_MUL, ir_move(g, sxw), zw)
+                             : ir_move(g, ir_binary(g, IR_MUL, sxw, zw));
   for (int p = 0; p < per / 2; p++) prod = ir_binary(g, IR_ADD, prod, t[p]);
   ir_ref hi = t[per / 2];
   for (int p = per / 2 + 1; p < per; p++) hi = ir_binary(g, IR_ADD, hi, t[p]);

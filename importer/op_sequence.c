@@ -118,10 +118,10 @@ static int lower_sequence_length(imp_node *n) {
 static int lower_split_to_sequence(imp_node *n) {
   ir_ref x = imp_req(n, 0);
   if (x == IR_NONE) return -1;
-  const ir_shape *s = imp_shape(n, x);
-  int axis = imp_axis(n, imp_attr_i(n, "axis", 0), s->rank), t;
+  const ir_shape s = imp_nshape(n, x); /* a copy: the slices below add nodes (the array moves) */
+  int axis = imp_axis(n, imp_attr_i(n, "axis", 0), s.rank), t;
   if (axis < 0 || (t = elem_type_of(n, x, 0)) < 0) return -1;
-  int64_t dim = s->d[axis], lens[MAX_SEQ_LEN], cnt = 0;
+  int64_t dim = s.d[axis], lens[MAX_SEQ_LEN], cnt = 0;
   if (ir_dim_is_sym(dim)) return imp_fail(n, "the split axis has a symbolic size");
   bool keep = true;
   if (!imp_has_in(n, 1)) { /* pieces of 1, squeezed unless keepdims */
@@ -150,7 +150,7 @@ static int lower_split_to_sequence(imp_node *n) {
   int64_t at = 0;
   for (int i = 0; i < cnt; i++) {
     int64_t st[IR_MAX_RANK] = {0}, step[IR_MAX_RANK], len[IR_MAX_RANK];
-    for (int k = 0; k < s->rank; k++) step[k] = 1, len[k] = s->d[k];
+    for (int k = 0; k < s.rank; k++) step[k] = 1, len[k] = s.d[k];
     st[axis] = at, len[axis] = lens[i], at += lens[i];
     v[i] = ir_view_slice(n->g, x, st, step, len);
     if (!keep) v[i] = ir_view_squeeze(n->g, v[i], axis);

@@ -22,7 +22,8 @@
                    zeros, border, reflection x align_corners,
                    X[2,3,4,5,6], the grid [2,3,4,5,3] scaled by 1.6
   roialign_edges.onnx  sampling_ratio 0 on an empty, an inverted, a
-                   whole-image and a larger roi, data below zero"""
+                   whole-image, a larger roi and one three times the
+                   image's size, data below zero"""
 import os
 import numpy as np
 import onnx
@@ -101,19 +102,22 @@ save(nodes, "roialign_adaptive",
       const("s1", np.array([1], np.int64)), const("s5", np.array([5], np.int64)), const("zero", np.int64(0)),
       const("bf", np.array([[0], [1], [1], [0], [1]], np.float32))])
 
-# adaptive sampling on an empty, an inverted, a whole-image and a larger roi
-# (constants), on data below zero (max mode must not see the samples past a
-# roi's count, nor an empty roi's)
+# adaptive sampling on an empty, an inverted, a whole-image, a larger roi
+# and one about three times the image's size (constants: the compiler
+# computes as many samples as it needs; it was refused at run time, the
+# differential fuzzer), on data below zero (max mode must not see the
+# samples past a roi's count, nor an empty roi's)
 nodes, outs = [helper.make_node("Sub", ["x", "one"], ["xm"])], []
 for mode in ["avg", "max"]:
     for ctm in ["half_pixel", "output_half_pixel"]:
         y = f"{mode}_{ctm}"
         nodes.append(helper.make_node("RoiAlign", ["xm", "rois", "b"], [y], mode=mode, coordinate_transformation_mode=ctm,
                                       output_height=2, output_width=3, sampling_ratio=0))
-        outs.append(helper.make_tensor_value_info(y, F, [4, 2, 2, 3]))
+        outs.append(helper.make_tensor_value_info(y, F, [5, 2, 2, 3]))
 save(nodes, "roialign_edges", [helper.make_tensor_value_info("x", F, [1, 2, 6, 7])], outs,
-     [const("one", np.float32(1)), const("b", np.zeros(4, np.int64)),
-      const("rois", np.array([[2, 2, 2, 2], [3, 3, 1, 1], [0, 0, 7, 6], [-1, -1, 7.5, 6.5]], np.float32))])
+     [const("one", np.float32(1)), const("b", np.zeros(5, np.int64)),
+      const("rois", np.array([[2, 2, 2, 2], [3, 3, 1, 1], [0, 0, 7, 6], [-1, -1, 7.5, 6.5],
+                              [-5.5, -4, 16, 13.5]], np.float32))])
 
 # GridSample on volumes (5-D; opset 16, as the importer reads opsets up to 18)
 nodes, outs = [helper.make_node("Mul", ["grid", "k"], ["g"])], []

@@ -664,6 +664,29 @@ save("maxunpool_dup.onnx", model([h.make_node("MaxUnpool", ["x", "i"], ["y"], ke
 xo = np.zeros((1, 2, 5, 5), np.float32)
 xo[0, 0, 2, 2], xo[0, 0, 0, 0], xo[0, 1, 1, 3], xo[0, 1, 4, 0] = 5, 1, -2, 7
 xo[0, 1] -= 3
+# MaxPool -> MaxUnpool back to the pooled input's shape (output_shape, from
+# Shape): 8 x 10 pools 3x3/2 to 3 x 4, whose default unpooled shape is 7 x 9.
+# The indices are positions in that input, as onnxruntime reads them (they
+# were placed in the 7 x 9 plane, then padded: the differential fuzzer).
+save("maxunpool_shape.onnx", model([h.make_node("MaxPool", ["x"], ["p", "i"], kernel_shape=[3, 3], strides=[2, 2]),
+                                    h.make_node("Shape", ["x"], ["s"]),
+                                    h.make_node("MaxUnpool", ["p", "i", "s"], ["y"], kernel_shape=[3, 3],
+                                                strides=[2, 2])],
+                                   [vi("x", F, (2, 3, 8, 10))], [vi("y", F, (2, 3, 8, 10))], opset=11))
+# SplitToSequence into 600 pieces, stacked back: the node array grows (and
+# moves) while the pieces are cut (a read of the input's shape through a
+# pointer into it was a use after free; the differential fuzzer).
+save("seq_split_long.onnx", model([h.make_node("SplitToSequence", ["x"], ["q"], axis=1, keepdims=0),
+                                   h.make_node("ConcatFromSequence", ["q"], ["y"], axis=0, new_axis=1)],
+                                  [vi("x", F, (2, 600))], [vi("y", F, (600, 2))]))
+# NonZero of a constant mask of 15,840 elements, gathered from x
+# (masked_select): its coordinates are counted at compile time (the
+# pairwise form's folding asked for 12.6 GB and was refused).
+mask = np.random.default_rng(5).random((15, 33, 32)) < 0.5
+save("nonzero_const_mask.onnx", model([h.make_node("NonZero", ["m"], ["nz"]), h.make_node("Transpose", ["nz"], ["i"]),
+                                       h.make_node("GatherND", ["x", "i"], ["y"])],
+                                      [vi("x", F, (15, 33, 32))], [vi("y", F, (int(mask.sum()),))],
+                                      [numpy_helper.from_array(mask, "m")]))
 unpool_inputs = {"maxunpool_overlap": [("x", xo)],
                  "maxunpool_dup": [("x", np.array([[[[1, 2, 3], [4, 5, 6]]]], np.float32)),
                                    ("i", np.array([[[[7, 7, 0], [23, 7, 0]]]], np.int64))]}
