@@ -95,6 +95,16 @@ def op_resize(g):
     return g.node("Resize", [x, "", g.init(np.array(scales, np.float32))], shape, e and mode == "nearest", **attrs)
 
 
+def recurrent_inputs(g, x, s, gates, hid, dirs):
+    """X [seq, batch, input], W, R and (7 times in 10) B of an LSTM, GRU or
+    RNN of `gates` gates."""
+    sc = (s[2] + hid) ** -0.5
+    ins = [x, g.rand([dirs, gates * hid, s[2]], sc), g.rand([dirs, gates * hid, hid], sc)]
+    if g.r.random() < 0.7:
+        ins.append(g.rand([dirs, 2 * gates * hid], 0.1))
+    return ins
+
+
 def op_recurrent(g):
     """LSTM or GRU over a 3-D tensor read as [seq, batch, input]."""
     t = g.pick(lambda s, e: len(s) == 3)
@@ -104,10 +114,7 @@ def op_recurrent(g):
     op = g.r.choice(("LSTM", "GRU"))
     hid, gates = g.r.choice((1, 3, 8, 17)), 4 if op == "LSTM" else 3
     dirs = g.r.choice((1, 2))
-    sc = (s[2] + hid) ** -0.5
-    ins = [x, g.rand([dirs, gates * hid, s[2]], sc), g.rand([dirs, gates * hid, hid], sc)]
-    if g.r.random() < 0.7:
-        ins.append(g.rand([dirs, 2 * gates * hid], 0.1))
+    ins = recurrent_inputs(g, x, s, gates, hid, dirs)
     attrs = dict(hidden_size=hid, direction=("forward", "bidirectional")[dirs - 1] if g.r.random() < 0.8
                  else ("reverse" if dirs == 1 else "bidirectional"))
     if op == "GRU":

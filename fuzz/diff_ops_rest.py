@@ -8,15 +8,17 @@ import numpy as np
 from onnx import TensorProto as T, helper as h
 
 from diff_base import conv_out, numel
+from diff_ops_conv import recurrent_inputs
 
-UINT = {T.INT32: T.UINT32, T.INT64: T.UINT64}
+UINT = {T.INT32: (T.UINT32, np.uint32), T.INT64: (T.UINT64, np.uint64)}  # the same width, unsigned
 
 
 def rest_int(g, x, s, e):
     op = g.r.choice(("BitShift", "Size", "CastLike"))
     if op == "BitShift":  # on the unsigned type of the same width, wrapping
-        u = g.aux("Cast", [x], to=UINT[g.dt])
-        sh = g.init(g.np.integers(0, 6, size=g.broadcast_shape(s)).astype({T.INT32: np.uint32, T.INT64: np.uint64}[g.dt]))
+        ut, unp = UINT[g.dt]
+        u = g.aux("Cast", [x], to=ut)
+        sh = g.init(g.np.integers(0, 6, size=g.broadcast_shape(s)).astype(unp))
         return g.node("Cast", [g.aux("BitShift", [u, sh], direction=g.r.choice(("LEFT", "RIGHT")))], s, True, to=g.dt)
     if op == "Size":
         return g.node("Add", [x, g.aux("Cast", [g.aux("Size", [x])], to=g.dt)], s, True)
@@ -110,10 +112,7 @@ def op_rest(g):
         if len(s) != 3:
             return None
         hid, dirs = g.r.choice((1, 4, 9)), g.r.choice((1, 2))
-        sc = (s[2] + hid) ** -0.5
-        ins = [x, g.rand([dirs, hid, s[2]], sc), g.rand([dirs, hid, hid], sc)]
-        if g.r.random() < 0.7:
-            ins.append(g.rand([dirs, 2 * hid], 0.1))
+        ins = recurrent_inputs(g, x, s, 1, hid, dirs)
         acts = [g.r.choice(("Tanh", "Relu", "Sigmoid"))] * dirs
         d = ("forward", "bidirectional")[dirs - 1] if g.r.random() < 0.7 else ("reverse" if dirs == 1 else "bidirectional")
         return g.node("RNN", ins, [s[0], dirs, s[1], hid], hidden_size=hid, direction=d, activations=acts)
@@ -192,8 +191,5 @@ def op_rest(g):
         ins = [x, g.init(codes, "i"), g.init(g.np.uniform(0.01, 0.1, size=[n * nb]).astype(np.float32))]
         if g.r.random() < 0.5:
             ins.append(g.init(g.np.integers(0, 256, size=[n * ((nb + 1) // 2)]).astype(np.uint8), "i"))
-        out = g.name("t")
-        g.nodes.append(h.make_node("MatMulNBits", ins, [out], domain="com.microsoft", K=k, N=n, bits=4, block_size=bs))
-        g.pool.append((out, s[:-1] + [n], False))
-        return out
+        return g.node("MatMulNBits", ins, s[:-1] + [n], domain="com.microsoft", K=k, N=n, bits=4, block_size=bs)
     return None

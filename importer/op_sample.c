@@ -257,13 +257,13 @@ static ir_ref adaptive_count(ir_graph *g, ir_ref extent, int64_t bins, int64_t m
  * roi needs, plus one (its count is computed in the rois' type at run
  * time), so that a roi larger than the image is computed, not refused at
  * run time. A count past 2^20 (or not finite) is left to that check. */
-static int roi_const_counts(imp_node *n, ir_ref rois, double scale, int64_t PH, int64_t PW,
-                            int64_t *gh, int64_t *gw) {
+static int roi_const_counts(imp_node *n, ir_ref rois, int64_t R, double scale, int64_t PH,
+                            int64_t PW, int64_t *gh, int64_t *gw) {
   if (!ir_is_const(n->g, rois)) return 0;
   void *v;
   if (ir_eval(n->g, rois, &v)) return imp_fail(n, "rois: %s", ir_error(n->g));
   ir_dtype t = imp_dtype(n, rois);
-  for (int64_t i = 0, R = imp_shape(n, rois)->d[0]; i < R; i++) {
+  for (int64_t i = 0; i < R; i++) {
     double h = (ir_elem_f(t, v, 4 * i + 3) - ir_elem_f(t, v, 4 * i + 1)) * scale / (double)PH;
     double w = (ir_elem_f(t, v, 4 * i + 2) - ir_elem_f(t, v, 4 * i)) * scale / (double)PW;
     if (h > 0 && h < (1 << 20) && ceil(h) + 1 > (double)*gh) *gh = (int64_t)ceil(h) + 1;
@@ -294,7 +294,7 @@ static int lower_roi_align(imp_node *n) {
   /* adaptive: as many samples as a roi the size of the image needs, plus one */
   int64_t GH = G ? G : (H + PH - 1) / PH + 1, GW = G ? G : (W + PW - 1) / PW + 1, cnt, grid;
   double scale = imp_attr_f(n, "spatial_scale", 1.0);
-  if (!G && roi_const_counts(n, rois, scale, PH, PW, &GH, &GW)) return -1;
+  if (!G && roi_const_counts(n, rois, R, scale, PH, PW, &GH, &GW)) return -1;
   if (ir_mul_ov(R, C, &cnt) || ir_mul_ov(cnt, PH * PW, &cnt) || ir_mul_ov(GH, GW, &grid) ||
       ir_mul_ov(cnt, grid, &cnt) || cnt > (INT64_C(1) << 40))
     return imp_fail(n, "the sample count (%lld rois x %lld channels x bins x samples) overflows 2^40", (long long)R,
