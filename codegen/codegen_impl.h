@@ -26,6 +26,7 @@ typedef struct {
   bool prefetch; /* O2C_PREFETCH is used */
   bool prefetch_once; /* O2C_PREFETCH_ONCE is used */
   bool block;    /* O2C_BLOCK is used (a register-blocked kernel) */
+  bool no_slp;   /* O2C_NO_SLP is used (a kernel rounds float64 to float32) */
   bool exp2;     /* o2c_exp2f is used */
   unsigned half; /* the float16/bfloat16 conversions used: CG_HALF_* bits */
   bool pool;     /* a kernel runs on the thread pool (o2c_pool_run) */
@@ -95,6 +96,9 @@ typedef struct {
   int64_t split_lo, split_hi;
   int split_n;
   bool split_bad;
+  /* a float64 value rounded to float32 somewhere in the kernel: its
+   * functions get O2C_NO_SLP (program.c) */
+  bool narrows_f64;
 } cg_kernel;
 
 /* The C text of o2c_exp2f, printed into files that use it (program.c). */

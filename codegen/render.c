@@ -297,6 +297,7 @@ static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *id
   case IR_SIN: cg_printf(o, "sin%s(%s)", fsuffix(n->dtype), a[0].s); break;
   case IR_NOT: cg_printf(o, "(!%s)", a[0].s); break;
   case IR_CAST:
+    if (st == IR_F64 && n->dtype == IR_F32) c->narrows_f64 = c->out->no_slp = true;
     if (is_half(st) || is_half(n->dtype))
       render_half_cast(c, o, st, n->dtype, a[0].s);
     else if (n->dtype == IR_BOOL)

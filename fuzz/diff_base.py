@@ -13,7 +13,8 @@ class Gen:
     def __init__(self, seed, dt=T.FLOAT):
         self.sym = seed % 4 == 3  # diff_gen.py makes the inputs' first dimension symbolic
         self.dt = dt  # every tensor of the pool has this type
-        self.npdt = {T.FLOAT: np.float32, T.INT32: np.int32, T.INT64: np.int64}[dt]
+        self.flt = dt in (T.FLOAT, T.DOUBLE)  # a floating-point graph (float32, or float64 in DOUBLE_OPS)
+        self.npdt = {T.FLOAT: np.float32, T.DOUBLE: np.float64, T.INT32: np.int32, T.INT64: np.int64}[dt]
         self.r = random.Random(seed)
         self.np = np.random.default_rng(seed)
         self.nodes, self.inits, self.inputs = [], [], []
@@ -32,9 +33,9 @@ class Gen:
 
     def rand(self, shape, scale=1.0):
         """Random constant of the graph's type (integers in [-9, 9])."""
-        if self.dt != T.FLOAT:
+        if not self.flt:
             return self.init(self.np.integers(-9, 10, size=shape).astype(self.npdt))
-        return self.init((self.np.standard_normal(shape) * scale).astype(np.float32))
+        return self.init((self.np.standard_normal(shape) * scale).astype(self.npdt))
 
     def k(self, v):
         """Scalar constant of the graph's type."""

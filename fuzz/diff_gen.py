@@ -11,10 +11,12 @@ quantization, the integer and QLinear products; diff_ops_more.py and
 diff_ops_rest.py: the other ops, among them losses, RoiAlign, STFT,
 MatMulNBits and the ops of value-dependent lengths (NonMaxSuppression,
 Unique, NonZero); diff_ops_ctrl.py: If, Loop, Scan, sequences), float32,
-or in every fifth seed int32 or int64 over the ops that take integers;
-opset 17. syms maps the symbolic input dimensions (every fourth seed) to
-the values verify should run them at; feeds, for integer graphs, the
-inputs (verify's own random integers are 0..3).
+or in every fifth seed int32 or int64 over the ops that take integers, or
+in every tenth float64 over the ops onnxruntime takes in float64 (compared
+at float64's precision: diff_fuzz.py); opset 17. syms maps the symbolic
+input dimensions (every fourth seed) to the values verify should run them
+at; feeds, for integer graphs, the inputs (verify's own random integers
+are 0..3).
 
 Shapes are tracked here, so every graph is valid by construction; ops whose
 result changes by a whole step for a rounding-level change of their input
@@ -56,17 +58,32 @@ INT_OPS = (op_unary, op_binary, op_reduce, op_matmul, op_transpose, op_reshape, 
            op_trilu, op_more, op_ctrl, op_rest)
 
 
+# The ops of float64 graphs: the families whose ops onnxruntime's CPU
+# kernels take in double (not Conv, ConvTranspose, Resize, the recurrent
+# ops, quantization or op_rest's; the families below leave out the rest:
+# DOUBLE_UNARY, DOUBLE_MORE, MaxPool only, no InstanceNormalization, Mean).
+DOUBLE_OPS = (op_unary, op_binary, op_reduce, op_softmax, op_matmul, op_transpose, op_reshape, op_slice,
+              op_concat, op_pad, op_gather, op_expand, op_norm, op_pool, op_argmax, op_topk, op_where, op_cast,
+              op_einsum, op_misc, op_depth, op_variadic, op_shape_view, op_elements, op_trilu, op_more, op_ctrl)
+# Every tenth seed (7, 17, ...) is a float64 graph; DIFF_GEN_DTYPE=double
+# makes every float graph a float64 one (a hunt).
+FORCE_DOUBLE = os.environ.get("DIFF_GEN_DTYPE") == "double"
+
+
 def make_model(seed):
     """(model, syms, feeds): feeds maps input names to arrays (integer
     graphs: values in [-20, 20]) or is empty (verify's random inputs)."""
     dt = T.FLOAT if seed % 5 != 1 else (T.INT32, T.INT64)[seed // 5 % 2]
+    if dt == T.FLOAT and (seed % 10 == 7 or FORCE_DOUBLE):
+        dt = T.DOUBLE
     g = Gen(seed, dt)
     g.new_input()
     if g.r.random() < 0.3:
         g.new_input()
     count = g.r.randint(3, 12)
     made = []
-    funcs, weights = zip(*(OPS if dt == T.FLOAT else [(f, w) for f, w in OPS if f in INT_OPS]))
+    allowed = {T.FLOAT: dict(OPS), T.DOUBLE: DOUBLE_OPS}.get(dt, INT_OPS)
+    funcs, weights = zip(*[(f, w) for f, w in OPS if f in allowed])
     while len(made) < count:
         f = g.r.choices(funcs, weights)[0]
         before = len(g.pool)
@@ -94,7 +111,7 @@ def make_model(seed):
     model = h.make_model(graph, opset_imports=opsets, producer_name="diff_fuzz")
     model.ir_version = 8
     feeds = {}
-    if dt != T.FLOAT:
+    if not g.flt:
         feeds = {nm: g.np.integers(-20, 21, size=shape).astype(g.npdt) for nm, shape in g.inputs}
         syms = {}
     return model, syms, feeds

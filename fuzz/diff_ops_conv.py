@@ -1,7 +1,7 @@
 """diff_ops_conv.py — Conv, ConvTranspose, the pools, Resize and the
 recurrent ops (LSTM, GRU), for fuzz/diff_gen.py."""
 import numpy as np
-from onnx import helper as h
+from onnx import TensorProto as T, helper as h
 
 from diff_base import BLOCK_SIZES, conv_out, numel
 
@@ -51,7 +51,9 @@ def op_pool(g):
     t = g.pick(lambda s, e: len(s) in (3, 4))
     x, s, e = t if t else g.new_input(4)
     sp = len(s) - 2
-    op = g.r.choice(("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"))
+    # onnxruntime pools float64 only by MaxPool
+    op = g.r.choice(("MaxPool",) if g.dt == T.DOUBLE else
+                    ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"))
     if op.startswith("Global"):
         return g.node(op, [x], s[:2] + [1] * sp, e and op == "GlobalMaxPool")
     ks = [g.r.choice((1, 2, 3)) for _ in range(sp)]

@@ -19,7 +19,7 @@ def chain(g, x, s, e, outer=None):
     """1-2 element-wise nodes over x for a subgraph, the last maybe adding
     an outer-scope tensor of shape s: (nodes, out, exact)."""
     nodes, y = [], x
-    unary = ("Neg", "Abs") + (("Relu", "Tanh", "Sigmoid") if g.dt == T.FLOAT else ())  # onnxruntime: no integer Relu
+    unary = ("Neg", "Abs") + (("Relu", "Tanh", "Sigmoid") if g.flt else ())  # onnxruntime: no integer Relu
     for _ in range(g.r.randint(1, 2)):
         op = g.r.choice(unary + ("Add", "Mul", "Max"))
         out = g.name("b")
@@ -29,12 +29,12 @@ def chain(g, x, s, e, outer=None):
         else:
             c = g.rand(g.broadcast_shape(s), 0.5)
             nodes.append(h.make_node(op, [y, c], [out]))
-            e = e and (op == "Max" or g.dt != T.FLOAT)
+            e = e and (op == "Max" or not g.flt)
         y = out
     if outer is not None and g.r.random() < 0.5:
         out = g.name("b")
         nodes.append(h.make_node("Add", [y, outer], [out]))
-        y, e = out, e and g.dt != T.FLOAT
+        y, e = out, e and not g.flt
     return nodes, y, e
 
 
@@ -49,7 +49,7 @@ def op_if(g):
         if t is None:
             return None
         m = g.aux("ReduceMax", [t[0]], keepdims=0)
-        cond = g.aux("Greater", [m, g.k(g.r.choice((0, 1.5, 2.5) if g.dt == T.FLOAT else (0, 10, 19)))])
+        cond = g.aux("Greater", [m, g.k(g.r.choice((0, 1.5, 2.5) if g.flt else (0, 10, 19)))])
     nout = 2 if g.r.random() < 0.3 else 1
     second = g.pick() if nout == 2 else None
     branches, exact = [], [True] * nout
@@ -81,7 +81,7 @@ def op_loop(g):
         nodes.append(h.make_node("Cast", [it], [c], to=g.dt))
         y2 = g.name("b")
         nodes.append(h.make_node("Add", [y, c], [y2]))
-        y, ey = y2, ey and g.dt != T.FLOAT
+        y, ey = y2, ey and not g.flt
     cout = g.name("co")
     n_it = m
     if g.r.random() < 0.4:
@@ -128,7 +128,7 @@ def op_scan(g):
     g.nodes.append(h.make_node("Scan", [g.rand(st, 0.5), x], [fin, scan], body=body, num_scan_inputs=1,
                                scan_input_axes=[ax], scan_input_directions=[g.r.choice((0, 1))],
                                scan_output_axes=[oax], scan_output_directions=[g.r.choice((0, 1))]))
-    exact = g.dt != T.FLOAT
+    exact = not g.flt
     g.pool.append((fin, st, exact))
     g.pool.append((scan, st[:oax] + [s[ax]] + st[oax:], exact))
     return scan
@@ -171,7 +171,7 @@ def op_seq(g):
         return g.node("SequenceAt", [seq, g.i64(pos)], elems[pos], e)
     if how == "length":
         n = g.aux("Cast", [g.aux("SequenceLength", [seq])], to=g.dt)
-        return g.node("Mul", [x, n], s, e and g.dt != T.FLOAT)
+        return g.node("Mul", [x, n], s, e and not g.flt)
     r = len(elems[0])
     if same and g.r.random() < 0.5:  # stacked on a new axis
         ax = g.r.randint(0, r)

@@ -6,11 +6,20 @@ from onnx import TensorProto as T, helper as h
 from diff_base import BLOCK_SIZES, exact_axis
 
 
+# the unary ops onnxruntime's CPU kernels take in float64
+DOUBLE_UNARY = ("Relu", "Sigmoid", "Tanh", "Abs", "Neg", "LeakyRelu", "Clip", "Exp", "Log", "Sqrt", "Sin", "Cos",
+                "Reciprocal", "Floor", "Round", "Sign")
+
+
 def op_unary(g):
     x, s, e = g.pick()
-    if g.dt != T.FLOAT:
-        return g.node(g.r.choice(("Abs", "Neg", "Sign")), [x], s, True)
-    op = g.r.choice(("Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Erf", "Softplus", "LeakyRelu",
+    if not g.flt:
+        op = g.r.choice(("Abs", "Neg", "Sign"))
+        if op == "Sign" and g.dt == T.INT64:  # onnxruntime's int64 Sign: Sign(2^31) = -1 (seed 30396)
+            x = g.aux("Clip", [x, g.k(-2 ** 31 + 1), g.k(2 ** 31 - 1)])
+        return g.node(op, [x], s, True)
+    op = g.r.choice(DOUBLE_UNARY if g.dt == T.DOUBLE else
+                    ("Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Erf", "Softplus", "LeakyRelu",
                      "Elu", "HardSigmoid", "HardSwish", "Clip", "Exp", "Log", "Sqrt", "Sin", "Cos",
                      "Reciprocal", "Floor", "Round", "Sign"))
     if op in ("Floor", "Round", "Sign") and not e:
@@ -26,13 +35,13 @@ def op_unary(g):
     if op == "HardSigmoid":
         return g.node(op, [x], s, alpha=0.2, beta=0.5)
     if op == "Clip":
-        return g.node(op, [x, g.init(np.array(-0.5, np.float32)), g.init(np.array(0.7, np.float32))], s)
+        return g.node(op, [x, g.k(-0.5), g.k(0.7)], s)
     return g.node(op, [x], s, keep)
 
 
 def op_binary(g):
     a, s, e = g.pick()
-    op = g.r.choice(("Add", "Sub", "Mul", "Div", "Max", "Min", "Pow" if g.dt == T.FLOAT else "Mod"))
+    op = g.r.choice(("Add", "Sub", "Mul", "Div", "Max", "Min", "Pow" if g.flt else "Mod"))
     other = g.pick(lambda s2, e2: len(s2) <= len(s) and all(
         d2 in (1, d) for d2, d in zip(reversed(s2), reversed(s))))
     if other is None or g.r.random() < 0.5:
@@ -45,25 +54,27 @@ def op_binary(g):
         b = g.aux("Mul", [g.aux("Add", [g.aux("Abs", [b]), g.k(1)]), g.k(g.r.choice((1, -1)))])
         return g.node(op, [a, b], s, True, fmod=g.r.choice((0, 1)))
     if op == "Div":  # the divisor kept away from 0: |b| + 0.5
-        b = g.aux("Add", [g.aux("Abs", [b]), g.k(0.5 if g.dt == T.FLOAT else 1)])
+        b = g.aux("Add", [g.aux("Abs", [b]), g.k(0.5 if g.flt else 1)])
     elif op == "Pow":  # base |a| + 0.75, exponent b clipped to [-2, 2]
-        a = g.aux("Add", [g.aux("Abs", [a]), g.init(np.array(0.75, np.float32))])
-        b = g.aux("Clip", [b, g.init(np.array(-2.0, np.float32)), g.init(np.array(2.0, np.float32))])
-    return g.node(op, [a, b], s, g.dt != T.FLOAT or (e and e2 and op in ("Max", "Min")))
+        a = g.aux("Add", [g.aux("Abs", [a]), g.k(0.75)])
+        b = g.aux("Clip", [b, g.k(-2.0), g.k(2.0)])
+    return g.node(op, [a, b], s, not g.flt or (e and e2 and op in ("Max", "Min")))
 
 
 def op_reduce(g):
     x, s, e = g.pick()
     op = g.r.choice(("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL2",
-                     "ReduceLogSumExp", "ReduceSumSquare", "ReduceL1") if g.dt == T.FLOAT else
+                     "ReduceLogSumExp", "ReduceSumSquare", "ReduceL1") if g.flt else
                     ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceSumSquare"))
     # (no integer ReduceProd: past the type's range onnxruntime's does not
     # wrap as numpy's and ours do, e.g. INT32_MIN for a product whose low
     # 32 bits are 0x48000000; ONNX leaves overflow undefined)
+    if op == "ReduceSumSquare" and not g.flt:  # nor a square past it (seed 30551: 2^31 - 1 against ours wrapped)
+        x = g.aux("Clip", [x, g.k(-32), g.k(32)])
     axes = sorted(g.r.sample(range(len(s)), g.r.randint(1, len(s))))
     keep = g.r.choice((0, 1))
     shape = [1 if i in axes else d for i, d in enumerate(s) if keep or i not in axes]
-    exact = g.dt != T.FLOAT or (e and op in ("ReduceMax", "ReduceMin"))
+    exact = not g.flt or (e and op in ("ReduceMax", "ReduceMin"))
     if op == "ReduceSum":
         return g.node(op, [x, g.i64(axes)], shape, exact, keepdims=keep)
     return g.node(op, [x], shape, exact, axes=axes, keepdims=keep)
@@ -80,7 +91,7 @@ def op_matmul(g):
         s = [1] + s
         x = g.node("Unsqueeze", [x, g.i64([0])], s)
     k, n = s[-1], g.r.choice(BLOCK_SIZES)
-    if len(s) == 2 and g.r.random() < 0.4 and g.dt == T.FLOAT:
+    if len(s) == 2 and g.r.random() < 0.4 and g.flt:
         ta, tb = g.r.choice((0, 1)), g.r.choice((0, 1))
         if ta:
             x = g.node("Transpose", [x], [s[1], s[0]])
@@ -89,12 +100,13 @@ def op_matmul(g):
         return g.node("Gemm", ins, [s[0], n], transA=ta, transB=tb,
                       alpha=g.r.choice((1.0, 0.5)), beta=g.r.choice((1.0, 2.0)))
     w = g.rand(([s[0]] if len(s) == 3 and g.r.random() < 0.3 else []) + [k, n], k ** -0.5)
-    return g.node("MatMul", [x, w], s[:-1] + [n], g.dt != T.FLOAT)
+    return g.node("MatMul", [x, w], s[:-1] + [n], not g.flt)
 
 
 def op_norm(g):
     x, s, _ = g.pick()
-    op = g.r.choice(("LayerNormalization", "InstanceNormalization", "BatchNormalization"))
+    op = g.r.choice(("LayerNormalization", "BatchNormalization") if g.dt == T.DOUBLE else
+                    ("LayerNormalization", "InstanceNormalization", "BatchNormalization"))
     if op == "LayerNormalization" or len(s) < 3:
         ax = g.r.randrange(-len(s), len(s))
         ns = s[ax:]
@@ -103,7 +115,7 @@ def op_norm(g):
     c = s[1]
     if op == "InstanceNormalization":
         return g.node(op, [x, g.rand([c]), g.rand([c])], s, epsilon=1e-5)
-    var = g.init(g.np.uniform(0.5, 2.0, c).astype(np.float32))
+    var = g.init(g.np.uniform(0.5, 2.0, c).astype(g.npdt))
     return g.node(op, [x, g.rand([c]), g.rand([c]), g.rand([c]), var], s, epsilon=1e-5)
 
 
@@ -138,9 +150,9 @@ def op_where(g):
     if t is None:
         return None
     a, s, _ = t
-    c = g.aux(g.r.choice(("Greater", "Less", "GreaterOrEqual")), [a, g.k(0.1 if g.dt == T.FLOAT else 0)])
+    c = g.aux(g.r.choice(("Greater", "Less", "GreaterOrEqual")), [a, g.k(0.1 if g.flt else 0)])
     x, s2, e2 = g.pick(lambda s2, e2: s2 == s) or (a, s, True)
-    return g.node("Where", [c, x, g.rand(g.broadcast_shape(s))], s, g.dt != T.FLOAT)
+    return g.node("Where", [c, x, g.rand(g.broadcast_shape(s))], s, not g.flt)
 
 
 def op_cast(g):
@@ -148,15 +160,15 @@ def op_cast(g):
     if t is None:
         return None
     x, s, _ = t
-    if g.dt != T.FLOAT:  # to another integer type (int8 wraps) or to float and back
+    if not g.flt:  # to another integer type (int8 wraps) or to float and back
         to = g.r.choice((T.INT8, T.UINT8, T.INT16, T.INT32, T.INT64, T.FLOAT, T.DOUBLE, T.UINT32))
         return g.node("Cast", [g.aux("Cast", [x], to=to)], s, True, to=g.dt)
-    to = g.r.choice((T.INT32, T.INT64, T.INT8, T.DOUBLE, T.FLOAT16))
+    to = g.r.choice((T.INT32, T.INT64, T.INT8, T.FLOAT if g.dt == T.DOUBLE else T.DOUBLE, T.FLOAT16))
     y = g.aux("Mul", [x, g.k(10.0)])
     if to == T.INT8:  # a float out of int8's range has no defined conversion (ArgMax's 32 -> 320)
         y = g.aux("Clip", [y, g.k(-128.0), g.k(127.0)])
     c = g.aux("Cast", [y], to=to)
-    return g.node("Cast", [c], s, to != T.FLOAT16, to=T.FLOAT)
+    return g.node("Cast", [c], s, to != T.FLOAT16, to=g.dt)
 
 
 def op_einsum(g):
@@ -177,5 +189,6 @@ def op_variadic(g):
     x, s, e = g.pick()
     others = [p for p in g.pool if p[1] == s and p[0] != x][:2]
     ins = [x] + [p[0] for p in others] + ([g.rand(g.broadcast_shape(s))] if g.r.random() < 0.5 or not others else [])
-    op = g.r.choice(("Sum", "Mean", "Max", "Min") if g.dt == T.FLOAT else ("Max", "Min"))
-    return g.node(op, ins, s, g.dt != T.FLOAT)
+    op = g.r.choice(("Sum", "Max", "Min") if g.dt == T.DOUBLE else ("Sum", "Mean", "Max", "Min") if g.flt else
+                    ("Max", "Min"))
+    return g.node(op, ins, s, not g.flt)

@@ -22,19 +22,19 @@ def more_data(g, op, x, s, e):
         depth = s[-1] if ax == -1 else s[0]
         rest = s[:-1] if ax == -1 else s[1:]
         idx = g.np.integers(-depth, depth + 2, size=rest).astype(np.int64)  # onnxruntime: int32 only with an int32 depth
-        values = np.array([-0.5, 2.0], np.float32) if g.dt == T.FLOAT else np.array([-1, 2], np.int64)
+        values = np.array([-0.5, 2.0], g.npdt) if g.flt else np.array([-1, 2], np.int64)
         oh = g.aux("OneHot", [g.init(idx, "i"), g.init(np.array(depth, np.int64), "c"), g.init(values)], axis=ax)
         if g.dt == T.INT32:  # onnxruntime's integer OneHot: int64 values
             oh = g.aux("Cast", [oh], to=T.INT32)
         return g.node("Mul", [x, oh], s, e)
     if op == "Range":
         n = s[-1]
-        st, dl = g.r.choice(((0.0, 1.0), (2.5, -0.5), (-1.0, 0.25)) if g.dt == T.FLOAT else ((0, 1), (3, -1), (-2, 2)))
-        r = g.aux("Range", [g.k(st), g.k(st + dl * n - dl / 2 if g.dt == T.FLOAT else st + dl * n), g.k(dl)])
+        st, dl = g.r.choice(((0.0, 1.0), (2.5, -0.5), (-1.0, 0.25)) if g.flt else ((0, 1), (3, -1), (-2, 2)))
+        r = g.aux("Range", [g.k(st), g.k(st + dl * n - dl / 2 if g.flt else st + dl * n), g.k(dl)])
         return g.node("Add", [x, r], s, e)
     if op == "ConstantOfShape":
-        c = g.aux("ConstantOfShape", [g.aux("Shape", [x])], value=h.make_tensor("v", g.dt, [1], [0.75 if g.dt == T.FLOAT else 3]))
-        return g.node("Mul", [x, c], s, g.dt != T.FLOAT)
+        c = g.aux("ConstantOfShape", [g.aux("Shape", [x])], value=h.make_tensor("v", g.dt, [1], [0.75 if g.flt else 3]))
+        return g.node("Mul", [x, c], s, not g.flt)
     if op == "EyeLike":
         if len(s) != 2:
             return None
@@ -66,6 +66,12 @@ def more_data(g, op, x, s, e):
     return None
 
 
+# the ones onnxruntime's CPU kernels take in float64 (Shrink too, but it
+# computes x ± bias in float32: 4/3 - 0.25 gives 1.0833333730697632)
+DOUBLE_MORE = ("PRelu", "GatherND", "Range", "ConstantOfShape", "EyeLike", "ReduceProd", "LpNormalization",
+               "Logical", "Compress", "ReverseSequence", "DFT", "HannWindow")
+
+
 def op_more(g):
     """Ops the families above leave out: PRelu, Selu, Celu, ThresholdedRelu,
     Shrink, Softsign, inverse trigonometry, Hardmax, GatherND, OneHot,
@@ -73,11 +79,12 @@ def op_more(g):
     MeanVarianceNormalization, LRN, LpPool, logical ops, Compress,
     ReverseSequence, GridSample, DFT, HannWindow (float graphs)."""
     x, s, e = g.pick()
-    if g.dt != T.FLOAT:  # the ones of them that take integers
+    if not g.flt:  # the ones of them that take integers
         op = g.r.choice(("GatherND", "OneHot", "Range", "ConstantOfShape", "EyeLike", "Logical", "Compress",
                          "ReverseSequence"))
         return more_data(g, op, x, s, e)
-    op = g.r.choice(("PRelu", "Selu", "Celu", "ThresholdedRelu", "Shrink", "Softsign", "Atrig", "Hardmax",
+    op = g.r.choice(DOUBLE_MORE if g.dt == T.DOUBLE else
+                    ("PRelu", "Selu", "Celu", "ThresholdedRelu", "Shrink", "Softsign", "Atrig", "Hardmax",
                      "GatherND", "OneHot", "Range", "ConstantOfShape", "EyeLike", "ReduceProd",
                      "LpNormalization", "MeanVarianceNormalization", "LRN", "LpPool", "Logical", "Compress",
                      "ReverseSequence", "GridSample", "DFT", "HannWindow"))
@@ -152,8 +159,12 @@ def op_more(g):
         return g.node(op, [y], [s[0], n // 2 + 1 if one else n, 2], axis=1, onesided=one)
     if op == "HannWindow":
         n = s[-1]
-        w = g.aux(g.r.choice(("HannWindow", "HammingWindow", "BlackmanWindow")),
-                  [g.init(np.array(n, np.int64), "c")], periodic=g.r.choice((0, 1)))
+        # (float64: Hann only; onnxruntime rounds Hamming's and Blackman's
+        # coefficients to float32, 25/46 to 0.54347825, 2e-8 from ours)
+        kinds = ("HannWindow",) if g.dt == T.DOUBLE else ("HannWindow", "HammingWindow", "BlackmanWindow")
+        w = g.aux(g.r.choice(kinds),
+                  [g.init(np.array(n, np.int64), "c")], periodic=g.r.choice((0, 1)),
+                  **({"output_datatype": g.dt} if g.dt == T.DOUBLE else {}))
         return g.node("Mul", [x, w], s)
     if op in ("GatherND", "OneHot", "Range", "ConstantOfShape", "EyeLike", "Logical", "Compress", "ReverseSequence"):
         return more_data(g, op, x, s, e)

@@ -86,7 +86,7 @@ def op_pad(g):
         return x
     ins = [x, g.i64(pads)]
     if mode == "constant" and g.r.random() < 0.5:
-        ins.append(g.k(0.25 if g.dt == T.FLOAT else 7))
+        ins.append(g.k(0.25 if g.flt else 7))
     return g.node("Pad", ins, shape, e, mode=mode)
 
 

@@ -62,7 +62,11 @@ static ir_ref per_channel(imp_node *n, ir_ref p, int rank) {
 
 /* Y = (X - mean) / sqrt(var + eps) * Scale + B over axes [axis, rank);
  * the optional outputs Mean and InvStdDev keep the reduced axes as 1.
- * stash_type=1 computes the statistics in float32. */
+ * stash_type=1 computes the statistics in float32, or in float64 for a
+ * float64 input: ONNX's function body would cast it to float32 and lose
+ * 1e-7 of its scale; onnxruntime, ONNX's reference implementation and
+ * PyTorch normalise float64 in float64. Mean and InvStdDev are float32
+ * (the schema's U) either way. */
 static int lower_layer_norm(imp_node *n) {
   ir_graph *g = n->g;
   ir_ref x = imp_req(n, 0), scale = imp_req(n, 1), bias = imp_in(n, 2);
@@ -74,15 +78,15 @@ static int lower_layer_norm(imp_node *n) {
   int axis = imp_axis(n, imp_attr_i(n, "axis", -1), rank);
   if (axis < 0) return -1;
   double eps = imp_attr_f(n, "epsilon", 1e-5);
-  ir_ref xs = ir_cast(g, x, IR_F32), mean, var;
+  ir_ref xs = ir_cast(g, x, t == IR_F64 ? IR_F64 : IR_F32), mean, var;
   ir_ref d = centre(n, xs, axes_from(axis, rank), &mean, &var);
   ir_ref inv = inv_std(n, var, eps);
   ir_ref y = ir_cast(g, mul(n, d, inv), t);
   y = mul(n, y, scale);
   if (bias != IR_NONE) y = add(n, y, bias);
   if (imp_set_out(n, 0, y)) return -1;
-  if (imp_set_out(n, 1, mean)) return -1;
-  return imp_set_out(n, 2, inv);
+  if (imp_has_out(n, 1) && imp_set_out(n, 1, ir_cast(g, mean, IR_F32))) return -1;
+  return imp_has_out(n, 2) ? imp_set_out(n, 2, ir_cast(g, inv, IR_F32)) : 0;
 }
 
 /* training_mode=1 (opset 14+): Y from the batch's own statistics over

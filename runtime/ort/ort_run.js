@@ -20,7 +20,10 @@
 // (DoubleQDQPairsRemover), so the input is quantized once, not twice: a value
 // rounded to the first scale and then to the second can land one or two steps
 // of the second away (-3.8 to 0.125, then to 0.0521: -3.755 as written, -3.807
-// once the first rounding is gone); ORT_EXACT disables that optimizer too.
+// once the first rounding is gone); ORT_EXACT disables that optimizer too,
+// and MatMulScaleFusion, which folds a constant scalar Mul into FusedMatMul's
+// float alpha: a float64 graph's scale rounded to float32 moves its product
+// by 2e-8 of its scale (the list is ';'-separated).
 // With --time RUNS: RUNS warm-up runs plus RUNS timed runs follow, and one line
 // `ort_median_ms <value>` is printed to stdout.
 // On error: one line `ort_run: <message>` on stderr, exit status 1.
@@ -31,7 +34,7 @@
 const fs = require('fs');
 const ORT_EXACT = {
   session: { qdq_matmulnbits_accuracy_level: '0' },
-  optimization: { disable_specified_optimizers: 'DoubleQDQPairsRemover' },
+  optimization: { disable_specified_optimizers: 'DoubleQDQPairsRemover;MatMulScaleFusion' },
 };
 const path = require('path');
 
