@@ -89,13 +89,17 @@ typedef struct {
   /* an innermost loop split where its masks hold (emit.c, split_loop):
    * 1 while its body is rendered to collect the masks on iterator
    * `split_it` (their common range [split_lo, split_hi), split_n of them,
-   * split_bad for a symbolic bound), 2 while the middle loop's body is
-   * rendered (those conditions left out) */
+   * split_bad for a symbolic bound; every bound inside the loop's range
+   * [split_from, split_to) in split_cuts), 2 while the middle loop's body
+   * is rendered (those conditions left out), 3 while a piece [split_pa,
+   * split_pb) between two cuts is (each condition holds there or fails) */
   int split_mode;
   const char *split_it;
-  int64_t split_lo, split_hi;
+  int64_t split_lo, split_hi, split_from, split_to, split_pa, split_pb;
   int split_n;
   bool split_bad;
+  int64_t split_cuts[8];
+  int split_ncuts; /* > 8: too many to cut at */
   /* a float64 value rounded to float32 somewhere in the kernel: its
    * functions get O2C_NO_SLP (program.c) */
   bool narrows_f64;

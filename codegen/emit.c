@@ -283,6 +283,7 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
     bool has_index = c->has_index;
     c->body = &scratch;
     c->split_it = it, c->split_lo = lo, c->split_hi = hi, c->split_n = 0, c->split_bad = false;
+    c->split_from = lo, c->split_to = hi, c->split_ncuts = 0;
     c->split_mode = 1;
     c->depth++;
     print_node(c, body);
@@ -293,6 +294,27 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
     int64_t len = c->split_hi - c->split_lo;
     ok = c->split_n > 0 && !c->split_bad &&
          (short_nest ? len > 0 : len >= (c->split_n > 1 ? SPLIT_MIN_READS : SPLIT_MIN));
+    if (!ok && short_nest && c->split_n > 0 && !c->split_bad && c->split_ncuts <= 8) {
+      /* masks with no common range (a Concat's two halves): a piece
+       * between each two of their bounds, where each holds or fails */
+      int64_t cut[10];
+      int n = 0;
+      cut[n++] = lo;
+      for (int i = 0; i < c->split_ncuts; i++) cut[n++] = c->split_cuts[i];
+      cut[n++] = hi;
+      for (int i = 1; i < n; i++) /* sort (at most 10) */
+        for (int j = i; j > 0 && cut[j - 1] > cut[j]; j--) {
+          int64_t t = cut[j];
+          cut[j] = cut[j - 1], cut[j - 1] = t;
+        }
+      for (int i = 0; i + 1 < n; i++) {
+        c->split_pa = cut[i], c->split_pb = cut[i + 1];
+        split_piece(c, body, it, cut[i], cut[i + 1], 3);
+      }
+      c->split_it = NULL;
+      isl_ast_node_free(body);
+      return true;
+    }
   }
   if (ok) {
     int64_t a = c->split_lo, b = c->split_hi;

@@ -98,26 +98,45 @@ static bool unmasked_axis(const ir_view *v, int k) {
   return v->lo[k] <= 0 && v->hi[k] >= v->shape.d[k];
 }
 
+static void split_cut(cg_kernel *c, int64_t at) {
+  if (at <= c->split_from || at >= c->split_to) return;
+  for (int i = 0; i < c->split_ncuts && i < 8; i++)
+    if (c->split_cuts[i] == at) return;
+  if (c->split_ncuts < 8) c->split_cuts[c->split_ncuts] = at;
+  c->split_ncuts++;
+}
+
 /* A condition on the iterator of a split loop (emit.c, split_loop): while
- * collecting, its range narrows the split's; in the middle loop it holds
- * and is left out. */
-static bool split_cond(cg_kernel *c, const ir_view *v, int k, const char *ix) {
-  if (!c->split_mode || !c->split_it || strcmp(ix, c->split_it)) return false;
-  if (c->split_mode == 2) return true;
+ * collecting, its range narrows the split's and its bounds are cuts; in
+ * the middle loop it holds and is left out (1); in a piece between cuts
+ * it holds (1) or fails everywhere (-1). 0: printed. */
+static int split_cond(cg_kernel *c, const ir_view *v, int k, const char *ix) {
+  if (!c->split_mode || !c->split_it || strcmp(ix, c->split_it)) return 0;
+  if (c->split_mode == 2) return 1;
+  if (c->split_mode == 3) return v->lo[k] <= c->split_pa && c->split_pb <= v->hi[k] ? 1 : -1;
   if (ir_dim_is_sym(v->lo[k]) || ir_dim_is_sym(v->hi[k])) {
     c->split_bad = true;
-    return false;
+    return 0;
   }
   if (v->lo[k] > c->split_lo) c->split_lo = v->lo[k];
   if (v->hi[k] < c->split_hi) c->split_hi = v->hi[k];
+  split_cut(c, v->lo[k]), split_cut(c, v->hi[k]);
   c->split_n++;
-  return false;
+  return 0;
 }
 
+/* The view's conditions, "&&"-joined (nothing when all hold; "0" when one
+ * fails wherever the piece of a split loop runs) */
 static void render_mask(cg_kernel *c, cg_buf *o, const ir_view *v, char *const *idx) {
   bool first = true;
   for (int k = 0; k < v->shape.rank; k++) {
-    if (unmasked_axis(v, k) || split_cond(c, v, k, idx[k])) continue;
+    int held = unmasked_axis(v, k) ? 1 : split_cond(c, v, k, idx[k]);
+    if (held < 0) {
+      o->n = 0;
+      cg_printf(o, "0");
+      return;
+    }
+    if (held) continue;
     cg_printf(o, "%s%s >= ", first ? "" : " && ", idx[k]);
     D(o, v->lo[k]);
     cg_printf(o, " && %s < ", idx[k]);
@@ -193,6 +212,11 @@ static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
   /* no condition left: every one holds (a split loop's middle) */
   cg_buf mask = {0};
   if (n->view.masked) render_mask(c, &mask, &n->view, idx);
+  if (mask.n && !strcmp(mask.s, "0")) { /* fails everywhere in a split loop's piece: no read */
+    literal(o, n->dtype, n->view.pad_value, to_int(n->view.pad_value));
+    free(mask.s);
+    return;
+  }
   bool masked = mask.n > 0;
   if (masked) cg_printf(o, "((%s) ? ", mask.s);
   free(mask.s);
