@@ -256,13 +256,19 @@ static void split_piece(cg_kernel *c, isl_ast_node *body, const char *it, int64_
  * iterations, is split at any length: no masked read is left to vectorise
  * (and unswitched, the copy is faster anyway). */
 #define SPLIT_INNER_MAX 4
+/* A loop whose masks share no range (a Concat's halves) over a body loop
+ * of at most SPLIT_CUT_INNER_MAX iterations is cut at each of their
+ * bounds: gcc 12 with AVX-512 miscompiled such a loop of 8-byte elements
+ * (double, int64) over rows of 4 and 8 when its outer loop's bound is a
+ * variable (a threaded rows function; docs/DESIGN.md, "Masks split out
+ * of the innermost loop"). */
+#define SPLIT_CUT_INNER_MAX 8
 
-/* Is `body` a loop of at most SPLIT_INNER_MAX iterations (constant
- * bounds) around one statement? */
-static bool short_inner_loop(isl_ast_node *body) {
+/* Is `body` a loop of at most `max` iterations (constant bounds) around
+ * one statement? */
+static bool short_inner_loop(isl_ast_node *body, int64_t max) {
   int64_t lo, hi;
-  if (isl_ast_node_get_type(body) != isl_ast_node_for || !loop_bounds(body, &lo, &hi) ||
-      hi - lo > SPLIT_INNER_MAX)
+  if (isl_ast_node_get_type(body) != isl_ast_node_for || !loop_bounds(body, &lo, &hi) || hi - lo > max)
     return false;
   isl_ast_node *in = isl_ast_node_for_get_body(body);
   bool ok = isl_ast_node_get_type(in) == isl_ast_node_user;
@@ -274,8 +280,9 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
   int64_t lo, hi;
   if (c->k->gemm.on || c->k->nstages || c->split_mode || !loop_bounds(node, &lo, &hi)) return false;
   isl_ast_node *body = isl_ast_node_for_get_body(node);
-  bool short_nest = short_inner_loop(body);
-  bool ok = short_nest || isl_ast_node_get_type(body) == isl_ast_node_user;
+  bool short_nest = short_inner_loop(body, SPLIT_INNER_MAX), cut_nest = short_inner_loop(body, SPLIT_CUT_INNER_MAX);
+  bool user = isl_ast_node_get_type(body) == isl_ast_node_user;
+  bool ok = cut_nest || user;
   if (ok) {
     /* render the body once to a scratch buffer, collecting the masks */
     cg_buf scratch = {0}, *keep = c->body;
@@ -293,8 +300,8 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
     free(scratch.s);
     int64_t len = c->split_hi - c->split_lo;
     ok = c->split_n > 0 && !c->split_bad &&
-         (short_nest ? len > 0 : len >= (c->split_n > 1 ? SPLIT_MIN_READS : SPLIT_MIN));
-    if (!ok && short_nest && c->split_n > 0 && !c->split_bad && c->split_ncuts <= 8) {
+         (short_nest ? len > 0 : user && len >= (c->split_n > 1 ? SPLIT_MIN_READS : SPLIT_MIN));
+    if (len <= 0 && cut_nest && c->split_n > 0 && !c->split_bad && c->split_ncuts <= 8) {
       /* masks with no common range (a Concat's two halves): a piece
        * between each two of their bounds, where each holds or fails */
       int64_t cut[10];

@@ -953,9 +953,13 @@ save("f64_round_trip", [helper.make_node("Cast", ["x"], ["xf"], to=F),
 
 # Two float64 halves along an axis of 16 rows of 4 (Concat), each row a
 # loop of 4: gcc 12 at -O3 with AVX-512 vectorised the threaded rows
-# function's loop over the two masked reads wrongly (1612 of 1984 values);
-# such a loop whose masks share no range is now cut where each holds or
-# fails (codegen/emit.c, split_loop; differential fuzzer, seed 31337)
+# function's loop over the two masked reads wrongly (1612 of 1984 values;
+# int64 over rows of 8 likewise); such a loop whose masks share no range is
+# now cut where each holds or fails (codegen/emit.c, split_loop;
+# differential fuzzer, seed 31337)
 save("concat_halves_f64", [helper.make_node("Relu", ["x"], ["r"]),
-                           helper.make_node("Concat", ["r", "x"], ["y"], axis=1)],
-     [vi("x", D, [31, 8, 4])], [vi("y", D, [31, 16, 4])], [])
+                           helper.make_node("Concat", ["r", "x"], ["y"], axis=1),
+                           helper.make_node("Neg", ["xi"], ["ri"]),
+                           helper.make_node("Concat", ["ri", "xi"], ["yi"], axis=1)],
+     [vi("x", D, [31, 8, 4]), vi("xi", TensorProto.INT64, [31, 3, 8])],
+     [vi("y", D, [31, 16, 4]), vi("yi", TensorProto.INT64, [31, 6, 8])], [])
