@@ -96,6 +96,14 @@ FUZZ_SEEDS ?= 1:201
 fuzz-diff: deps all
 	@/usr/bin/python3 fuzz/diff_fuzz.py $(BUILD)/onnx2c-caten --seeds $(FUZZ_SEEDS) -q
 
+# The masked-view kernels (Pad, Concat, Slice) over every element type,
+# short row lengths, threads and AVX-512/AVX2 (fuzz/sweep_masks.py: 1,680
+# cases, exact against onnxruntime, two parts in parallel, ~10 minutes).
+.PHONY: fuzz-masks
+fuzz-masks: deps all
+	@/usr/bin/python3 fuzz/sweep_masks.py $(BUILD)/onnx2c-caten --part 0/2 & p=$$!; \
+	  /usr/bin/python3 fuzz/sweep_masks.py $(BUILD)/onnx2c-caten --part 1/2; r=$$?; wait $$p && exit $$r
+
 .PHONY: fuzz
 fuzz:
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DONNX2C_SANITIZE=ON -DONNX2C_NODE_TESTS=OFF \

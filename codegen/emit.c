@@ -247,28 +247,26 @@ static void split_piece(cg_kernel *c, isl_ast_node *body, const char *it, int64_
  * see docs/DESIGN.md, "MaxPool in two passes") */
 #define SPLIT_MIN_READS 64
 
-/* gcc 12 miscompiles a loop of constant bounds whose body is a loop of
- * 2 (unrolled, a group of 2 vectorised along ours) reading a view masked
- * along our iterator: the masked loads of different vector iterations
- * share one mask (-O3 with AVX2 or AVX-512; a Pad of x[15, 2] by 3 rows:
- * 6 values read as 0; docs/DESIGN.md, "Masks split out of the innermost
- * loop"). Such a loop, over a body loop of at most SPLIT_INNER_MAX
- * iterations, is split at any length: no masked read is left to vectorise
- * (and unswitched, the copy is faster anyway). */
-#define SPLIT_INNER_MAX 4
-/* A loop whose masks share no range (a Concat's halves) over a body loop
- * of at most SPLIT_CUT_INNER_MAX iterations is cut at each of their
- * bounds: gcc 12 with AVX-512 miscompiled such a loop of 8-byte elements
- * (double, int64) over rows of 4 and 8 when its outer loop's bound is a
- * variable (a threaded rows function; docs/DESIGN.md, "Masks split out
- * of the innermost loop"). */
-#define SPLIT_CUT_INNER_MAX 8
+/* gcc 12 at -O3 miscompiles loops whose body is a short loop (a row)
+ * reading views masked along their iterator (docs/DESIGN.md, "Masks split
+ * out of the innermost loop"): with constant bounds and rows of 2, the
+ * masked loads of different vector iterations share one mask (AVX2 or
+ * AVX-512; a Pad of x[15, 2] by 3 rows: 6 values read as 0); with
+ * AVX-512, a float16 Pad over rows of 5 and 8 (read as float, stored
+ * through o2c_f2h), and a Concat of 8-byte elements (double, int64) over
+ * rows of 4 and 8 under a variable outer bound (a threaded rows function).
+ * Such a loop, over a body loop of at most SPLIT_INNER_MAX iterations, is
+ * split at any length where its masks hold, or cut at each of their
+ * bounds where they share no range (a Concat's halves): no masked read
+ * is left to vectorise (and unswitched, the copy is faster anyway). */
+#define SPLIT_INNER_MAX 8
 
-/* Is `body` a loop of at most `max` iterations (constant bounds) around
- * one statement? */
-static bool short_inner_loop(isl_ast_node *body, int64_t max) {
+/* Is `body` a loop of at most SPLIT_INNER_MAX iterations (constant
+ * bounds) around one statement? */
+static bool short_inner_loop(isl_ast_node *body) {
   int64_t lo, hi;
-  if (isl_ast_node_get_type(body) != isl_ast_node_for || !loop_bounds(body, &lo, &hi) || hi - lo > max)
+  if (isl_ast_node_get_type(body) != isl_ast_node_for || !loop_bounds(body, &lo, &hi) ||
+      hi - lo > SPLIT_INNER_MAX)
     return false;
   isl_ast_node *in = isl_ast_node_for_get_body(body);
   bool ok = isl_ast_node_get_type(in) == isl_ast_node_user;
@@ -280,9 +278,8 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
   int64_t lo, hi;
   if (c->k->gemm.on || c->k->nstages || c->split_mode || !loop_bounds(node, &lo, &hi)) return false;
   isl_ast_node *body = isl_ast_node_for_get_body(node);
-  bool short_nest = short_inner_loop(body, SPLIT_INNER_MAX), cut_nest = short_inner_loop(body, SPLIT_CUT_INNER_MAX);
-  bool user = isl_ast_node_get_type(body) == isl_ast_node_user;
-  bool ok = cut_nest || user;
+  bool short_nest = short_inner_loop(body), user = isl_ast_node_get_type(body) == isl_ast_node_user;
+  bool ok = short_nest || user;
   if (ok) {
     /* render the body once to a scratch buffer, collecting the masks */
     cg_buf scratch = {0}, *keep = c->body;
@@ -300,8 +297,8 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
     free(scratch.s);
     int64_t len = c->split_hi - c->split_lo;
     ok = c->split_n > 0 && !c->split_bad &&
-         (short_nest ? len > 0 : user && len >= (c->split_n > 1 ? SPLIT_MIN_READS : SPLIT_MIN));
-    if (len <= 0 && cut_nest && c->split_n > 0 && !c->split_bad && c->split_ncuts <= 8) {
+         (short_nest ? len > 0 : len >= (c->split_n > 1 ? SPLIT_MIN_READS : SPLIT_MIN));
+    if (len <= 0 && short_nest && c->split_n > 0 && !c->split_bad && c->split_ncuts <= 8) {
       /* masks with no common range (a Concat's two halves): a piece
        * between each two of their bounds, where each holds or fails */
       int64_t cut[10];
