@@ -279,7 +279,7 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
   if (c->k->gemm.on || c->k->nstages || c->split_mode || !loop_bounds(node, &lo, &hi)) return false;
   isl_ast_node *body = isl_ast_node_for_get_body(node);
   bool short_nest = short_inner_loop(body), user = isl_ast_node_get_type(body) == isl_ast_node_user;
-  bool ok = short_nest || user;
+  bool ok = short_nest || user, cut = false;
   if (ok) {
     /* render the body once to a scratch buffer, collecting the masks */
     cg_buf scratch = {0}, *keep = c->body;
@@ -296,31 +296,28 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
     c->body = keep, c->nvars = nvars, c->has_index = has_index;
     free(scratch.s);
     int64_t len = c->split_hi - c->split_lo;
-    ok = c->split_n > 0 && !c->split_bad &&
-         (short_nest ? len > 0 : len >= (c->split_n > 1 ? SPLIT_MIN_READS : SPLIT_MIN));
-    if (len <= 0 && short_nest && c->split_n > 0 && !c->split_bad && c->split_ncuts <= 8) {
-      /* masks with no common range (a Concat's two halves): a piece
-       * between each two of their bounds, where each holds or fails */
-      int64_t cut[10];
-      int n = 0;
-      cut[n++] = lo;
-      for (int i = 0; i < c->split_ncuts; i++) cut[n++] = c->split_cuts[i];
-      cut[n++] = hi;
-      for (int i = 1; i < n; i++) /* sort (at most 10) */
-        for (int j = i; j > 0 && cut[j - 1] > cut[j]; j--) {
-          int64_t t = cut[j];
-          cut[j] = cut[j - 1], cut[j - 1] = t;
-        }
-      for (int i = 0; i + 1 < n; i++) {
-        c->split_pa = cut[i], c->split_pb = cut[i + 1];
-        split_piece(c, body, it, cut[i], cut[i + 1], 3);
-      }
-      c->split_it = NULL;
-      isl_ast_node_free(body);
-      return true;
-    }
+    bool masks = c->split_n > 0 && !c->split_bad;
+    ok = masks && (short_nest ? len > 0 : len >= (c->split_n > 1 ? SPLIT_MIN_READS : SPLIT_MIN));
+    cut = masks && short_nest && len <= 0 && c->split_ncuts <= 8;
   }
-  if (ok) {
+  if (cut) {
+    /* masks with no common range (a Concat's two halves): a piece between
+     * each two of their bounds, where each holds or fails */
+    int64_t at[10];
+    int n = 0;
+    at[n++] = lo;
+    for (int i = 0; i < c->split_ncuts; i++) at[n++] = c->split_cuts[i];
+    at[n++] = hi;
+    for (int i = 1; i < n; i++) /* sort (at most 10) */
+      for (int j = i; j > 0 && at[j - 1] > at[j]; j--) {
+        int64_t t = at[j];
+        at[j] = at[j - 1], at[j - 1] = t;
+      }
+    for (int i = 0; i + 1 < n; i++) {
+      c->split_pa = at[i], c->split_pb = at[i + 1];
+      split_piece(c, body, it, at[i], at[i + 1], 3);
+    }
+  } else if (ok) {
     int64_t a = c->split_lo, b = c->split_hi;
     split_piece(c, body, it, lo, a, 0);
     split_piece(c, body, it, a, b, 2);
@@ -328,7 +325,7 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
   }
   c->split_it = NULL;
   isl_ast_node_free(body);
-  return ok;
+  return ok || cut;
 }
 
 static void print_node(cg_kernel *c, isl_ast_node *node) {

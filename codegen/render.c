@@ -125,16 +125,16 @@ static int split_cond(cg_kernel *c, const ir_view *v, int k, const char *ix) {
   return 0;
 }
 
-/* The view's conditions, "&&"-joined (nothing when all hold; "0" when one
- * fails wherever the piece of a split loop runs) */
-static void render_mask(cg_kernel *c, cg_buf *o, const ir_view *v, char *const *idx) {
+/* The view's conditions, "&&"-joined into `o` (nothing when all hold);
+ * false, and nothing, when one fails wherever the piece of a split loop
+ * runs. */
+static bool render_mask(cg_kernel *c, cg_buf *o, const ir_view *v, char *const *idx) {
   bool first = true;
   for (int k = 0; k < v->shape.rank; k++) {
     int held = unmasked_axis(v, k) ? 1 : split_cond(c, v, k, idx[k]);
     if (held < 0) {
       o->n = 0;
-      cg_printf(o, "0");
-      return;
+      return false;
     }
     if (held) continue;
     cg_printf(o, "%s%s >= ", first ? "" : " && ", idx[k]);
@@ -143,6 +143,7 @@ static void render_mask(cg_kernel *c, cg_buf *o, const ir_view *v, char *const *
     D(o, v->hi[k]);
     first = false;
   }
+  return true;
 }
 
 static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bool is_root);
@@ -211,8 +212,7 @@ static void render_view(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx) {
   }
   /* no condition left: every one holds (a split loop's middle) */
   cg_buf mask = {0};
-  if (n->view.masked) render_mask(c, &mask, &n->view, idx);
-  if (mask.n && !strcmp(mask.s, "0")) { /* fails everywhere in a split loop's piece: no read */
+  if (n->view.masked && !render_mask(c, &mask, &n->view, idx)) { /* fails throughout a split loop's piece */
     literal(o, n->dtype, n->view.pad_value, to_int(n->view.pad_value));
     free(mask.s);
     return;
@@ -553,7 +553,13 @@ static void root_address(cg_kernel *c, cg_buf *addr, char *const *space_idx) {
 static void border_stmt(cg_kernel *c, cg_buf *line, const char *addr, char *const *ridx) {
   const ir_node *root = ir_node_get(c->p->g, c->k->root), *v = ir_node_get(c->p->g, root->src[0]);
   cg_buf mask = {0};
-  render_mask(c, &mask, &v->view, ridx);
+  if (!render_mask(c, &mask, &v->view, ridx)) { /* fails throughout a split loop's piece */
+    cg_printf(line, "b0[%s] = ", addr);
+    literal(line, root->dtype, v->view.pad_value, to_int(v->view.pad_value));
+    cg_printf(line, ";");
+    free(mask.s);
+    return;
+  }
   if (!mask.n) {
     free(mask.s);
     cg_printf(line, ";");
