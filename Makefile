@@ -96,13 +96,15 @@ FUZZ_SEEDS ?= 1:201
 fuzz-diff: deps all
 	@/usr/bin/python3 fuzz/diff_fuzz.py $(BUILD)/onnx2c-caten --seeds $(FUZZ_SEEDS) -q
 
-# The masked-view kernels (Pad, Concat, Slice) over every element type,
-# short row lengths, threads and AVX-512/AVX2 (fuzz/sweep_masks.py: 1,680
-# cases, exact against onnxruntime, two parts in parallel, ~10 minutes).
+# The masked-view kernels (Pad, Concat, Slice) and the copies (Pad edge,
+# reflect and negative, Tile, reversed Slice, Gather of rows, Transpose)
+# over every element type, short row lengths, threads and AVX-512/AVX2
+# (fuzz/sweep_masks.py: 4,032 cases, exact against onnxruntime, two parts
+# in parallel, ~25 minutes; SWEEP_ARGS="--kinds masks --types double" for a part).
 .PHONY: fuzz-masks
 fuzz-masks: deps all
-	@/usr/bin/python3 fuzz/sweep_masks.py $(BUILD)/onnx2c-caten --part 0/2 & p=$$!; \
-	  /usr/bin/python3 fuzz/sweep_masks.py $(BUILD)/onnx2c-caten --part 1/2; r=$$?; wait $$p && exit $$r
+	@/usr/bin/python3 fuzz/sweep_masks.py $(BUILD)/onnx2c-caten --part 0/2 $(SWEEP_ARGS) & p=$$!; \
+	  /usr/bin/python3 fuzz/sweep_masks.py $(BUILD)/onnx2c-caten --part 1/2 $(SWEEP_ARGS); r=$$?; wait $$p && exit $$r
 
 .PHONY: fuzz
 fuzz:

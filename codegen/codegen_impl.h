@@ -27,6 +27,7 @@ typedef struct {
   bool prefetch_once; /* O2C_PREFETCH_ONCE is used */
   bool block;    /* O2C_BLOCK is used (a register-blocked kernel) */
   bool no_slp;   /* O2C_NO_SLP is used (a kernel rounds float64 to float32) */
+  bool f64_ymm;  /* O2C_F64_YMM is used (a kernel computes in float64) */
   bool exp2;     /* o2c_exp2f is used */
   unsigned half; /* the float16/bfloat16 conversions used: CG_HALF_* bits */
   bool pool;     /* a kernel runs on the thread pool (o2c_pool_run) */
@@ -103,6 +104,8 @@ typedef struct {
   /* a float64 value rounded to float32 somewhere in the kernel: its
    * functions get O2C_NO_SLP (program.c) */
   bool narrows_f64;
+  /* a float64 value anywhere in the kernel: its functions get O2C_F64_YMM */
+  bool has_f64;
 } cg_kernel;
 
 /* The C text of o2c_exp2f, printed into files that use it (program.c). */
@@ -170,6 +173,9 @@ int cg_update_terms(const cg_kernel *c, int stage);
 int cg_acc_parts(const cg_kernel *c, int stage);
 /* A float max reduction: kept as a plain max plus a NaN flag nan<stage>. */
 bool cg_is_float_max(const cg_kernel *c, int stage);
+/* The attributes of a kernel's functions (O2C_BLOCK ...), each followed
+ * by a space; known once its body is rendered. */
+void cg_fn_attrs(cg_buf *o, const cg_kernel *c);
 /* isl AST expressions as C (isl_expr.c); cg_expr_arg: argument `i` of a
  * user statement's call. */
 void cg_print_expr(cg_buf *o, isl_ast_expr *e);

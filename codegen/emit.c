@@ -140,15 +140,17 @@ static void print_rows_loop(cg_kernel *c, isl_ast_node *node, const char *it, co
   cg_line(&fn, 1, "}");
   c->body = outer;
   c->rows_syms |= cg_dims_used(c->p, &fn); /* its symbols' locals at its top */
+  cg_buf attrs = {0};
+  cg_fn_attrs(&attrs, c);
   cg_printf(c->rows,
-            "static %s%sint O2C_KERNEL_FN_rows%d(O2C_ROWS_PARAMS, int64_t o2c_lo, int64_t o2c_hi) {\n"
+            "static %sint O2C_KERNEL_FN_rows%d(O2C_ROWS_PARAMS, int64_t o2c_lo, int64_t o2c_hi) {\n"
             "  int err = 0;\n  O2C_ROWS_VOID\n%s  return err;\n}\n\n"
             "static int O2C_KERNEL_FN_task%d(void *v, int64_t lo, int64_t hi) {\n"
             "  const O2C_KERNEL_FN_args *a = v;\n"
             "  return O2C_KERNEL_FN_rows%d(O2C_TASK_ARGS, a->o2c_first + lo * a->o2c_step,\n"
             "                               a->o2c_first + hi * a->o2c_step);\n}\n\n",
-            c->k->gemm.on ? "O2C_BLOCK " : "", c->narrows_f64 ? "O2C_NO_SLP " : "", r, fn.s ? fn.s : "", r, r);
-  free(fn.s);
+            attrs.s ? attrs.s : "", r, fn.s ? fn.s : "", r, r);
+  free(fn.s), free(attrs.s);
   /* after the body: whether the kernel can fail (has_index) is known now */
   cg_line(c->body, d + 1, "static o2c_site o2c_s;");
   cg_line(c->body, d + 1, "%so2c_pool_run(O2C_KERNEL_FN_task%d, &o2c_a, o2c_n, %lld, &o2c_s)%s;",

@@ -371,8 +371,11 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
       free(fields.s), free(targs.s), free(voids.s);
       replace_all(&body, "O2C_ROWS_ARGS", args.s);
     }
-    cg_printf(&def, "static %s%s%s O2C_KERNEL_FN(%s", k->gemm.on ? "O2C_BLOCK " : "",
-              ck.narrows_f64 ? "O2C_NO_SLP " : "", ck.has_index ? "int" : "void", params.s);
+    cg_buf attrs = {0};
+    cg_fn_attrs(&attrs, &ck);
+    cg_printf(&def, "static %s%s O2C_KERNEL_FN(%s", attrs.s ? attrs.s : "", ck.has_index ? "int" : "void",
+              params.s);
+    free(attrs.s);
     out.block |= k->gemm.on;
     free(params.s), free(args.s), free(rows.s);
     /* an empty iteration domain prints no loop, a reduction over an empty
@@ -476,6 +479,17 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
                "#if defined(__GNUC__) && !defined(__clang__)\n"
                "#define O2C_NO_SLP __attribute__((optimize(\"no-tree-slp-vectorize\")))\n"
                "#else\n#define O2C_NO_SLP\n#endif\n\n");
+  if (out.f64_ymm)
+    fprintf(c, "/* On a kernel that computes in float64: gcc 12.2 with AVX-512 turns some\n"
+               " * one-register permutations of 8 doubles (elements 2 and 3 drawn from\n"
+               " * elsewhere, the others from their own pair) into vpermilpd, which stays\n"
+               " * within pairs: the vectoriser makes such permutations for a loop over\n"
+               " * short rows (a reflect Pad of rows of 6 into 11 was wrong). With\n"
+               " * 256-bit vectors the same loops are right; not inlined, since the\n"
+               " * caller's 512 would then apply. */\n"
+               "#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)\n"
+               "#define O2C_F64_YMM __attribute__((noinline, target(\"prefer-vector-width=256\")))\n"
+               "#else\n#define O2C_F64_YMM\n#endif\n\n");
   if (out.prefetch)
     fprintf(c, "/* A hint that memory is read soon (nothing where the compiler has none). */\n"
                "#if defined(__GNUC__) || defined(__clang__)\n"

@@ -1,17 +1,20 @@
 #!/usr/bin/python3
-"""sweep_masks.py ONNX2C [--out DIR] [--part K/N]
+"""sweep_masks.py ONNX2C [--out DIR] [--part K/N] [--kinds masks|copies|all] [--types T,...]
 
-A sweep of the kernels that read masked views (Pad along rows or along the
-row itself, Concat of two and three pieces, a strided Slice concatenated)
-over every element type (float32, float64, int64, int32, uint8, float16),
-rows of 1-5, 8 and 16 elements, a symbolic outer dimension or not, 1 or 2
-threads, built with the speed flags for `-march=native` and for AVX2
-(`-march=x86-64-v3`): 1,680 cases, each checked by `verify` exactly against
-onnxruntime. gcc 12 miscompiles some of these shapes at -O3 (docs/DESIGN.md,
-"Masks split out of the innermost loop"); the generated C splits them.
-`--part K/N` runs every Nth case from the Kth (two parts on two cores:
-~10 minutes each). Prints each failing case with its command; exits 1 if
-any. Run it with /usr/bin/python3 (onnx, numpy)."""
+A sweep of the kernels that read masked views (`masks`: Pad along rows or
+along the row itself, Concat of two and three pieces, a strided Slice
+concatenated) and of the copies that read rows reversed, repeated or
+rearranged (`copies`: Pad edge, reflect and negative, Tile, a reversed
+Slice, Gather of rows, two Transposes) over every element type (float32,
+float64, int64, int32, uint8, float16), rows of 1-5, 8 and 16 elements, a
+symbolic outer dimension or not, 1 or 2 threads, built with the speed
+flags for `-march=native` and for AVX2 (`-march=x86-64-v3`): 1,680 + 2,352
+cases, each checked by `verify` exactly against onnxruntime. gcc 12
+miscompiles some of these shapes at -O3 (docs/DESIGN.md, "Masks split out
+of the innermost loop"); the generated C avoids them. `--part K/N` runs
+every Nth case from the Kth (two parts on two cores: ~25 minutes each for
+all). Prints each failing case with its command; exits 1 if any. Run it
+with /usr/bin/python3 (onnx, numpy)."""
 import argparse
 import itertools
 import os
@@ -25,7 +28,9 @@ from onnx import TensorProto as T, helper as h, numpy_helper as nh
 NP = {T.FLOAT: np.float32, T.DOUBLE: np.float64, T.INT64: np.int64, T.INT32: np.int32, T.UINT8: np.uint8,
       T.FLOAT16: np.float16}
 SPEED = "-O3 -fno-math-errno -fopenmp-simd -DONNX2C_OMP_SIMD -Wall -Wextra -Werror"
-KINDS = ("pad_rows", "pad_inner", "concat2", "concat3", "slice_concat")
+MASKS = ("pad_rows", "pad_inner", "concat2", "concat3", "slice_concat")
+# copies that read rows reversed, repeated, gathered or transposed
+COPIES = ("pad_edge", "pad_reflect", "pad_neg", "tile", "slice_rev", "gather_rows", "transpose")
 
 
 def model(kind, dt, inner, sym):
@@ -33,7 +38,28 @@ def model(kind, dt, inner, sym):
     n = "n" if sym else 31
     neg = "Identity" if dt == T.UINT8 else "Neg"
     inits, ys = [], [n, 6, inner]
-    if kind.startswith("pad"):
+    if kind in ("pad_edge", "pad_reflect"):
+        inits = [nh.from_array(np.array([0, 2, 0, 0, 3, 0], np.int64), "p")]
+        nodes = [h.make_node("Pad", ["x", "p"], ["y"], mode=kind[4:])]
+        ys = [n, 11, inner]
+    elif kind == "pad_neg":  # crop 1 row before, pad 3 after
+        inits = [nh.from_array(np.array([0, -1, 0, 0, 3, 0], np.int64), "p"), nh.from_array(np.array(7, NP[dt]), "v")]
+        nodes = [h.make_node("Pad", ["x", "p", "v"], ["y"])]
+        ys = [n, 8, inner]
+    elif kind == "tile":
+        inits = [nh.from_array(np.array([1, 2, 1], np.int64), "r")]
+        nodes = [h.make_node("Tile", ["x", "r"], ["y"])]
+        ys = [n, 12, inner]
+    elif kind == "slice_rev":
+        inits = [nh.from_array(np.array(v, np.int64), k) for k, v in (("s", [-1]), ("e", [-100]), ("a", [1]), ("st", [-1]))]
+        nodes = [h.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])]
+    elif kind == "gather_rows":
+        inits = [nh.from_array(np.array([5, 0, 0, 3, -1, 2, 4], np.int64), "i")]
+        nodes = [h.make_node("Gather", ["x", "i"], ["y"], axis=1)]
+        ys = [n, 7, inner]
+    elif kind == "transpose":
+        nodes = [h.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1]), h.make_node("Transpose", ["t"], ["y"], perm=[0, 2, 1])]
+    elif kind.startswith("pad"):
         pads = [0, 3, 0, 0, 2, 0] if kind == "pad_rows" else [0, 0, 1, 0, 0, 2]
         inits = [nh.from_array(np.array(pads, np.int64), "p"), nh.from_array(np.array(7, NP[dt]), "v")]
         nodes = [h.make_node("Pad", ["x", "p", "v"], ["y"])]
@@ -60,10 +86,14 @@ def main():
     ap.add_argument("onnx2c")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "masks-out"))
     ap.add_argument("--part", default="0/1", help="K/N: every Nth case from the Kth")
+    ap.add_argument("--kinds", choices=("masks", "copies", "all"), default="all")
+    ap.add_argument("--types", default="", help="comma-separated element types (default: all), e.g. double,float16")
     a = ap.parse_args()
+    types = [t for t in NP if not a.types or T.DataType.Name(t).lower() in a.types.split(",")]
+    kinds = {"masks": MASKS, "copies": COPIES, "all": MASKS + COPIES}[a.kinds]
     k, n = map(int, a.part.split("/"))
     os.makedirs(a.out, exist_ok=True)
-    cases = list(itertools.product(KINDS, NP, (1, 2, 3, 4, 5, 8, 16), (False, True), (1, 2),
+    cases = list(itertools.product(kinds, types, (1, 2, 3, 4, 5, 8, 16), (False, True), (1, 2),
                                    ("-march=native", "-march=x86-64-v3")))[k::n]
     bad = 0
     for i, (kind, dt, inner, sym, threads, march) in enumerate(cases):
