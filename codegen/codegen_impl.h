@@ -104,8 +104,10 @@ typedef struct {
   /* a float64 value rounded to float32 somewhere in the kernel: its
    * functions get O2C_NO_SLP (program.c) */
   bool narrows_f64;
-  /* a float64 value anywhere in the kernel: its functions get O2C_F64_YMM */
-  bool has_f64;
+  /* a float64 value anywhere in the kernel, and a loop that gcc may unroll
+   * whole (fewer than CG_LONG_LOOP iterations, or not known to have many):
+   * its functions get O2C_F64_YMM */
+  bool has_f64, short_loop;
 } cg_kernel;
 
 /* The C text of o2c_exp2f, printed into files that use it (program.c). */
@@ -173,6 +175,9 @@ int cg_update_terms(const cg_kernel *c, int stage);
 int cg_acc_parts(const cg_kernel *c, int stage);
 /* A float max reduction: kept as a plain max plus a NaN flag nan<stage>. */
 bool cg_is_float_max(const cg_kernel *c, int stage);
+/* A loop of at least this many iterations is not unrolled whole by gcc
+ * (its limit: 16), so a loop vectorised over it reads its rows in order. */
+#define CG_LONG_LOOP 32
 /* The attributes of a kernel's functions (O2C_BLOCK ...), each followed
  * by a space; known once its body is rendered. */
 void cg_fn_attrs(cg_buf *o, const cg_kernel *c);

@@ -223,6 +223,7 @@ static bool loop_bounds(isl_ast_node *node, int64_t *lo, int64_t *hi) {
 
 static void split_piece(cg_kernel *c, isl_ast_node *body, const char *it, int64_t lo, int64_t hi, int mode) {
   if (lo >= hi) return;
+  if (hi - lo < CG_LONG_LOOP) c->short_loop = true;
   cg_line(c->body, c->depth, "for (int64_t %s = %lld; %s < %lld; %s += 1) {", it, (long long)lo, it, (long long)hi, it);
   c->split_mode = mode;
   c->split_it = it; /* again: a piece's own inner loop may have split (and cleared it) */
@@ -357,6 +358,10 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
           isl_ast_expr_free(inc);
       break;
     }
+    /* a loop is long when it has many iterations or a symbolic bound (a
+     * threaded rows loop's too, below) */
+    int64_t lo, hi;
+    if (loop_bounds(node, &lo, &hi) ? hi - lo < CG_LONG_LOOP : !strstr(cd.s, "o2c_sym")) c->short_loop = true;
     if (!c->k_loop && split_loop(c, node, i.s)) {
       free(i.s), free(b.s), free(cd.s), free(s.s);
       isl_ast_expr_free(it), isl_ast_expr_free(init), isl_ast_expr_free(cond), isl_ast_expr_free(inc);

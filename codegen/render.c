@@ -150,8 +150,10 @@ static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bo
 
 /* A float max reduction: kept as a plain max plus a NaN flag nan<stage>. */
 void cg_fn_attrs(cg_buf *o, const cg_kernel *c) {
+  bool ymm = c->has_f64 && c->short_loop;
   cg_printf(o, "%s%s%s", c->k->gemm.on ? "O2C_BLOCK " : "", c->narrows_f64 ? "O2C_NO_SLP " : "",
-            c->has_f64 ? "O2C_F64_YMM " : "");
+            ymm ? "O2C_F64_YMM " : "");
+  if (ymm) c->out->f64_ymm = true;
 }
 
 bool cg_is_float_max(const cg_kernel *c, int stage) {
@@ -469,7 +471,7 @@ static void acc_sum(cg_buf *o, const cg_kernel *c, int stage) {
 /* The value of node `r` at element `idx` of its shape. */
 static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bool is_root) {
   const ir_node *n = ir_node_get(c->p->g, r);
-  if (n->dtype == IR_F64) c->has_f64 = c->out->f64_ymm = true;
+  if (n->dtype == IR_F64) c->has_f64 = true;
   if (!is_root && sched_gemm_packed_buf(c->k, r) >= 0) {
     render_panel_read(c, o, sched_gemm_packed_buf(c->k, r)); /* a one-byte weight read whole */
     return;
