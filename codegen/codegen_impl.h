@@ -27,7 +27,7 @@ typedef struct {
   bool prefetch_once; /* O2C_PREFETCH_ONCE is used */
   bool block;    /* O2C_BLOCK is used (a register-blocked kernel) */
   bool no_slp;   /* O2C_NO_SLP is used (a kernel rounds float64 to float32) */
-  bool f64_ymm;  /* O2C_F64_YMM is used (a kernel computes in float64) */
+  bool f64_ymm;  /* O2C_F64_YMM is used (a float64 kernel with a short loop) */
   bool exp2;     /* o2c_exp2f is used */
   unsigned half; /* the float16/bfloat16 conversions used: CG_HALF_* bits */
   bool pool;     /* a kernel runs on the thread pool (o2c_pool_run) */

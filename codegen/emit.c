@@ -358,8 +358,8 @@ static void print_node(cg_kernel *c, isl_ast_node *node) {
           isl_ast_expr_free(inc);
       break;
     }
-    /* a loop is long when it has many iterations or a symbolic bound (a
-     * threaded rows loop's too, below) */
+    /* a loop is long when it has many iterations or a symbolic bound (the
+     * threaded loop over rows, above, has bounds known at run time only) */
     int64_t lo, hi;
     if (loop_bounds(node, &lo, &hi) ? hi - lo < CG_LONG_LOOP : !strstr(cd.s, "o2c_sym")) c->short_loop = true;
     if (!c->k_loop && split_loop(c, node, i.s)) {

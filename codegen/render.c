@@ -148,7 +148,7 @@ static bool render_mask(cg_kernel *c, cg_buf *o, const ir_view *v, char *const *
 
 static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bool is_root);
 
-/* A float max reduction: kept as a plain max plus a NaN flag nan<stage>. */
+/* (the file's macros used are noted in c->out, which program.c prints) */
 void cg_fn_attrs(cg_buf *o, const cg_kernel *c) {
   bool ymm = c->has_f64 && c->short_loop;
   cg_printf(o, "%s%s%s", c->k->gemm.on ? "O2C_BLOCK " : "", c->narrows_f64 ? "O2C_NO_SLP " : "",
@@ -156,6 +156,7 @@ void cg_fn_attrs(cg_buf *o, const cg_kernel *c) {
   if (ymm) c->out->f64_ymm = true;
 }
 
+/* A float max reduction: kept as a plain max plus a NaN flag nan<stage>. */
 bool cg_is_float_max(const cg_kernel *c, int stage) {
   const ir_node *r = ir_node_get(c->p->g, c->k->stages[stage]);
   return r->op == IR_MAX && ir_dtype_is_float(r->dtype);
