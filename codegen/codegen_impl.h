@@ -179,8 +179,9 @@ bool cg_is_float_max(const cg_kernel *c, int stage);
  * (its limit: 16), so a loop vectorised over it reads its rows in order. */
 #define CG_LONG_LOOP 32
 /* The attributes of a kernel's functions (O2C_BLOCK ...), each followed
- * by a space; known once its body is rendered. */
-void cg_fn_attrs(cg_buf *o, const cg_kernel *c);
+ * by a space, noted in c->out as used; known once its body is rendered
+ * (emit.c). */
+void cg_fn_attrs(cg_buf *o, cg_kernel *c);
 /* isl AST expressions as C (isl_expr.c); cg_expr_arg: argument `i` of a
  * user statement's call. */
 void cg_print_expr(cg_buf *o, isl_ast_expr *e);

@@ -204,6 +204,12 @@ static bool ast_int(isl_ast_expr *e, int64_t *v) {
   return ok;
 }
 
+void cg_fn_attrs(cg_buf *o, cg_kernel *c) {
+  bool block = c->k->gemm.on, ymm = c->has_f64 && c->short_loop;
+  cg_printf(o, "%s%s%s", block ? "O2C_BLOCK " : "", c->narrows_f64 ? "O2C_NO_SLP " : "", ymm ? "O2C_F64_YMM " : "");
+  c->out->block |= block, c->out->no_slp |= c->narrows_f64, c->out->f64_ymm |= ymm; /* program.c defines them */
+}
+
 /* The constant bounds [lo, hi) of a unit-step loop over `it`, or false. */
 static bool loop_bounds(isl_ast_node *node, int64_t *lo, int64_t *hi) {
   isl_ast_expr *init = isl_ast_node_for_get_init(node), *inc = isl_ast_node_for_get_inc(node),

@@ -376,7 +376,6 @@ int cg_emit(const sched_program *p, const cg_options *o, FILE *c, FILE *h, FILE 
     cg_printf(&def, "static %s%s O2C_KERNEL_FN(%s", attrs.s ? attrs.s : "", ck.has_index ? "int" : "void",
               params.s);
     free(attrs.s);
-    out.block |= k->gemm.on;
     free(params.s), free(args.s), free(rows.s);
     /* an empty iteration domain prints no loop, a reduction over an empty
      * axis no read of its input: those buffers stay unread, which

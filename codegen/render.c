@@ -148,14 +148,6 @@ static bool render_mask(cg_kernel *c, cg_buf *o, const ir_view *v, char *const *
 
 static void render_value(cg_kernel *c, cg_buf *o, ir_ref r, char *const *idx, bool is_root);
 
-/* (the file's macros used are noted in c->out, which program.c prints) */
-void cg_fn_attrs(cg_buf *o, const cg_kernel *c) {
-  bool ymm = c->has_f64 && c->short_loop;
-  cg_printf(o, "%s%s%s", c->k->gemm.on ? "O2C_BLOCK " : "", c->narrows_f64 ? "O2C_NO_SLP " : "",
-            ymm ? "O2C_F64_YMM " : "");
-  if (ymm) c->out->f64_ymm = true;
-}
-
 /* A float max reduction: kept as a plain max plus a NaN flag nan<stage>. */
 bool cg_is_float_max(const cg_kernel *c, int stage) {
   const ir_node *r = ir_node_get(c->p->g, c->k->stages[stage]);
@@ -329,7 +321,7 @@ static void render_op(cg_kernel *c, cg_buf *o, const ir_node *n, char *const *id
   case IR_SIN: cg_printf(o, "sin%s(%s)", fsuffix(n->dtype), a[0].s); break;
   case IR_NOT: cg_printf(o, "(!%s)", a[0].s); break;
   case IR_CAST:
-    if (st == IR_F64 && n->dtype == IR_F32) c->narrows_f64 = c->out->no_slp = true;
+    if (st == IR_F64 && n->dtype == IR_F32) c->narrows_f64 = true;
     if (is_half(st) || is_half(n->dtype))
       render_half_cast(c, o, st, n->dtype, a[0].s);
     else if (n->dtype == IR_BOOL)
