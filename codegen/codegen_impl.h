@@ -43,6 +43,10 @@ typedef struct {
   int var;
 } cg_memo;
 
+/* the most cuts a split loop takes (emit.c, split_loop: 16 parts of a
+ * Winograd transform make 15) */
+#define CG_SPLIT_CUTS 16
+
 typedef struct {
   const sched_program *p;
   const sched_kernel *k;
@@ -99,8 +103,9 @@ typedef struct {
   int64_t split_lo, split_hi, split_from, split_to, split_pa, split_pb;
   int split_n;
   bool split_bad;
-  int64_t split_cuts[8];
-  int split_ncuts; /* > 8: too many to cut at */
+  int64_t split_cuts[CG_SPLIT_CUTS];
+  int split_ncuts;  /* > CG_SPLIT_CUTS: too many to cut at */
+  int split_other;  /* conditions on other iterators printed while collecting */
   /* a float64 value rounded to float32 somewhere in the kernel: its
    * functions get O2C_NO_SLP (program.c) */
   bool narrows_f64;

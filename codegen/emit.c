@@ -288,7 +288,13 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
   if (c->k->gemm.on || c->k->nstages || c->split_mode || !loop_bounds(node, &lo, &hi)) return false;
   isl_ast_node *body = isl_ast_node_for_get_body(node);
   bool short_nest = short_inner_loop(body), user = isl_ast_node_get_type(body) == isl_ast_node_user;
-  bool ok = short_nest || user, cut = false;
+  /* a loop around a nest: only cut, where its masks have no common range
+   * and the nest has none of its own (it could not split them inside a
+   * piece): a Concat along an outer axis, each part's nest then reads
+   * without conditions (the 16 parts of a Winograd transform,
+   * importer/conv_winograd.c) */
+  bool nest = !short_nest && !user && isl_ast_node_get_type(body) == isl_ast_node_for;
+  bool ok = short_nest || user || nest, cut = false;
   if (ok) {
     /* render the body once to a scratch buffer, collecting the masks */
     cg_buf scratch = {0}, *keep = c->body;
@@ -296,7 +302,7 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
     bool has_index = c->has_index;
     c->body = &scratch;
     c->split_it = it, c->split_lo = lo, c->split_hi = hi, c->split_n = 0, c->split_bad = false;
-    c->split_from = lo, c->split_to = hi, c->split_ncuts = 0;
+    c->split_from = lo, c->split_to = hi, c->split_ncuts = 0, c->split_other = 0;
     c->split_mode = 1;
     c->depth++;
     print_node(c, body);
@@ -306,18 +312,19 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
     free(scratch.s);
     int64_t len = c->split_hi - c->split_lo;
     bool masks = c->split_n > 0 && !c->split_bad;
-    ok = masks && (short_nest ? len > 0 : len >= (c->split_n > 1 ? SPLIT_MIN_READS : SPLIT_MIN));
-    cut = masks && short_nest && len <= 0 && c->split_ncuts <= 8;
+    ok = masks && !nest && (short_nest ? len > 0 : len >= (c->split_n > 1 ? SPLIT_MIN_READS : SPLIT_MIN));
+    cut = masks && len <= 0 &&
+          (short_nest ? c->split_ncuts <= 8 : nest && !c->split_other && c->split_ncuts <= CG_SPLIT_CUTS);
   }
   if (cut) {
     /* masks with no common range (a Concat's two halves): a piece between
      * each two of their bounds, where each holds or fails */
-    int64_t at[10];
+    int64_t at[CG_SPLIT_CUTS + 2];
     int n = 0;
     at[n++] = lo;
     for (int i = 0; i < c->split_ncuts; i++) at[n++] = c->split_cuts[i];
     at[n++] = hi;
-    for (int i = 1; i < n; i++) /* sort (at most 10) */
+    for (int i = 1; i < n; i++) /* sort (at most CG_SPLIT_CUTS + 2) */
       for (int j = i; j > 0 && at[j - 1] > at[j]; j--) {
         int64_t t = at[j];
         at[j] = at[j - 1], at[j - 1] = t;

@@ -100,9 +100,9 @@ static bool unmasked_axis(const ir_view *v, int k) {
 
 static void split_cut(cg_kernel *c, int64_t at) {
   if (at <= c->split_from || at >= c->split_to) return;
-  for (int i = 0; i < c->split_ncuts && i < 8; i++)
+  for (int i = 0; i < c->split_ncuts && i < CG_SPLIT_CUTS; i++)
     if (c->split_cuts[i] == at) return;
-  if (c->split_ncuts < 8) c->split_cuts[c->split_ncuts] = at;
+  if (c->split_ncuts < CG_SPLIT_CUTS) c->split_cuts[c->split_ncuts] = at;
   c->split_ncuts++;
 }
 
@@ -137,6 +137,7 @@ static bool render_mask(cg_kernel *c, cg_buf *o, const ir_view *v, char *const *
       return false;
     }
     if (held) continue;
+    if (c->split_mode == 1 && c->split_it && strcmp(idx[k], c->split_it)) c->split_other++;
     cg_printf(o, "%s%s >= ", first ? "" : " && ", idx[k]);
     D(o, v->lo[k]);
     cg_printf(o, " && %s < ", idx[k]);

@@ -89,6 +89,11 @@ typedef struct {
   /* vector registers of the target (0: 32): with vector_floats, the
    * register blocks a windowed convolution's columns are rounded for */
   int vector_regs;
+  /* threads of the generated code's pool (0 or 1: none): on a target of
+   * 16-float vectors Winograd's convolutions are taken on one thread only
+   * (op_conv.c) */
+  int threads;
+  bool no_winograd; /* no 3x3 convolution as Winograd's F(2x2, 3x3) */
 } imp_options;
 
 /* Loads the model at `path` into a new graph owned by the caller. On error

@@ -160,6 +160,11 @@ ir_graph *imp_ctx_graph(imp_ctx *c);
 int imp_ctx_vector_floats(const imp_ctx *c);
 /* imp_options.vector_regs, 32 when not given. */
 int imp_ctx_vector_regs(const imp_ctx *c);
+/* Whether a 3x3 convolution may be Winograd's (op_conv.c): not with
+ * --no-winograd, nor for a pool of threads on a target of 16-float
+ * vectors (there its transforms, bound by memory, lost to the direct
+ * forms on two threads; with 8-float vectors they won). */
+bool imp_ctx_winograd(const imp_ctx *c);
 void imp_seqs_free(imp_seqs *s);
 /* A new sequence (or, `none`, an empty optional) of `cnt` tensors, copied:
  * its handle, or IR_NONE with an error recorded. */
@@ -406,6 +411,7 @@ ir_ref imp_conv_im2col_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const 
                             int64_t vf);
 #define IMP_CONV_MAX_UNFOLD 9 /* kernel columns imp_conv_unfold_cols copies the input for */
 ir_ref imp_conv_unfold_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w, int64_t vf);
+ir_ref imp_conv_winograd(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w);
 
 /* The input of a windowed op as its taps read it: the padded input copied
  * once into the stride phases some tap reads (window.c says why), made by

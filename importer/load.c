@@ -25,6 +25,10 @@ int imp_ctx_vector_regs(const imp_ctx *c) {
   return c->opt->vector_regs > 0 ? c->opt->vector_regs : 32;
 }
 
+bool imp_ctx_winograd(const imp_ctx *c) {
+  return !c->opt->no_winograd && (c->opt->threads <= 1 || imp_ctx_vector_floats(c) < 16);
+}
+
 /* Counts `bytes` more constant data against the memory limit. */
 static bool imp_ctx_budget(imp_ctx *c, size_t bytes, char *err, size_t n) {
   c->const_bytes += bytes;

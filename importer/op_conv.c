@@ -102,6 +102,33 @@ static bool cols_fits(ir_graph *g, const imp_window *w, const ir_shape *xs, ir_r
   return taps > 1 && taps <= 9 && xs->d[1] >= 8 && M % (2 * vf) == 0 && w->out[0] <= 12 && w->out[1] >= 32;
 }
 
+/* Whether imp_conv_winograd takes the convolution: 3x3 at stride and
+ * dilation 1, one group, static shapes, a constant float weight, on one
+ * thread (imp_ctx_winograd), at least 48 channels in and out, more than 12
+ * output rows and columns, and its 16 products at most 1/1.9 of the direct
+ * form's 9 per output (the wrapped and odd tiles waste some). Its
+ * transforms stream the 4x larger transformed tensors through memory:
+ * that pays against the direct forms' products where these are many per
+ * element moved (ResNet-18's 3x3 layers at 56x56 to 14x14, 64 to 256
+ * channels: -12 to -33 % a layer), and lost where channels are few (the
+ * DBNet-like net's 16 -> 16 at 320x320: 5.0 -> 14.2 M TSC cycles), the
+ * rows are few (the CRNN-like net's 128 -> 128 at 6 x 80, the direct
+ * cols form's case: +9 %), the map small (7x7: +20 %) or on two threads
+ * (ResNet-18 4-7 % slower whole: the transforms do not scale). Zen 5,
+ * per-kernel rdtsc minima; docs/DESIGN.md, "Winograd's F(2x2, 3x3)". */
+static bool winograd_fits(imp_node *n, const imp_window *w, const ir_shape *xs, ir_ref wt, int64_t G, int64_t M) {
+  ir_graph *g = n->g;
+  if (!imp_ctx_winograd(n->ctx) || w->nsp != 2 || G != 1 || !ir_shape_is_static(xs) || !ir_is_const(g, wt) ||
+      ir_node_get(g, wt)->dtype != IR_F32)
+    return false;
+  for (int i = 0; i < 2; i++)
+    if (w->k[i] != 3 || w->s[i] != 1 || w->d[i] != 1 || w->extra[i] || w->out[i] <= 12) return false;
+  int64_t th = (w->out[0] + 1) / 2, tw = (w->out[1] + 1) / 2, C = xs->d[1];
+  if (C < 48 || M < 48 || w->out[0] > (1 << 24) || w->out[1] > (1 << 24)) return false;
+  /* 9 OH OW >= 1.9 x 16 th (tw + 1), in tenths */
+  return 90 * w->out[0] * w->out[1] >= 19 * 16 * th * (tw + 1);
+}
+
 /* Whether imp_conv_im2col_cols takes the convolution: im2col's case
  * (CONV_MATMUL), strided, at most 9 taps over at least 8 channels,
  * panel_rows' conditions, and im2col's columns (the P positions in blocks of two
@@ -162,7 +189,8 @@ ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt, ir_ref *b) {
   conv_form f = conv_choose(&w, &xs, C / G, M / G);
   int64_t vf = imp_ctx_vector_floats(n->ctx);
   int regs = imp_ctx_vector_regs(n->ctx);
-  ir_ref y = cols_fits(g, &w, &xs, wt, G, M, vf) ? imp_conv_cols(n, x5, wt, &w, regs) : IR_NONE;
+  ir_ref y = winograd_fits(n, &w, &xs, wt, G, M) ? imp_conv_winograd(n, x5, wt, b, &w) : IR_NONE;
+  if (y == IR_NONE && !ir_failed(g) && cols_fits(g, &w, &xs, wt, G, M, vf)) y = imp_conv_cols(n, x5, wt, &w, regs);
   if (y == IR_NONE && !ir_failed(g) && f == CONV_WIDE &&
       wide_cols_fits(g, &w, &xr, wt, G, M, vf, regs, imp_conv_wide_products(&w, M, vf, regs)))
     y = unfold_pays(&w) ? imp_conv_unfold_cols(n, x5, wt, b, &w, vf)

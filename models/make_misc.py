@@ -116,7 +116,10 @@
                       (1, 2) with asymmetric pads, 3x3/2 with its indices,
                       a 3x3/(2, 1) one that keeps the phase form, and a
                       3x3/2 over 150-wide rows (the rows pass's masks
-                      split out of its loop, codegen/emit.c)"""
+                      split out of its loop, codegen/emit.c)
+  convs_winograd.onnx 3x3 convolutions as Winograd's F(2x2, 3x3): a batch
+                      of 2, odd rows and columns, asymmetric pads, with and
+                      without a bias, a Relu and a residual Add after"""
 import os
 import numpy as np
 import onnx
@@ -983,3 +986,23 @@ save("pad_rows_f16", [helper.make_node("Pad", ["x", "pads", "v"], ["y"]),
 # fuzz/sweep_masks.py --kinds copies)
 save("pad_reflect_f64", [helper.make_node("Pad", ["x", "pads"], ["y"], mode="reflect")],
      [vi("x", D, [31, 6, 1])], [vi("y", D, [31, 11, 1])], [i64("pads", [0, 2, 0, 0, 3, 0])])
+
+# 3x3 convolutions as Winograd's F(2x2, 3x3) (importer/conv_winograd.c;
+# single-threaded builds, 48 channels or more, more than 12 output rows and
+# columns): a batch of 2 over x[2, 48, 15, 29] (odd rows and columns: the
+# last tile's second row and column never read) padded 1 to 64 channels
+# with a bias and a Relu, then padded [0, 2, 1, 0] (asymmetric) to 48
+# channels without a bias as an output; and from x padded [2, 1, 0, 1] to
+# 48 with a bias, a residual Add of x and a Relu. Weights from a generator
+# of their own.
+wr = np.random.default_rng(33)
+save("convs_winograd", [
+    helper.make_node("Conv", ["x", "g1w", "g1b"], ["g1"], pads=[1, 1, 1, 1]),
+    helper.make_node("Relu", ["g1"], ["r1"]),
+    helper.make_node("Conv", ["r1", "g2w"], ["y1"], pads=[0, 2, 1, 0]),
+    helper.make_node("Conv", ["x", "g3w", "g3b"], ["g3"], pads=[2, 1, 0, 1]),
+    helper.make_node("Add", ["g3", "x"], ["s3"]),
+    helper.make_node("Relu", ["s3"], ["y2"]),
+], [vi("x", F, [2, 48, 15, 29])], [vi("y1", F, [2, 48, 14, 29]), vi("y2", F, [2, 48, 15, 29])],
+    [w("g1w", (64, 48, 3, 3), gen=wr), w("g1b", (64,), gen=wr), w("g2w", (48, 64, 3, 3), gen=wr),
+     w("g3w", (48, 48, 3, 3), gen=wr), w("g3b", (48,), gen=wr)])
