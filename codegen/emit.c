@@ -293,7 +293,7 @@ static bool split_loop(cg_kernel *c, isl_ast_node *node, const char *it) {
    * piece): a Concat along an outer axis, each part's nest then reads
    * without conditions (the 16 parts of a Winograd transform,
    * importer/conv_winograd.c) */
-  bool nest = !short_nest && !user && isl_ast_node_get_type(body) == isl_ast_node_for;
+  bool nest = !short_nest && isl_ast_node_get_type(body) == isl_ast_node_for;
   bool ok = short_nest || user || nest, cut = false;
   if (ok) {
     /* render the body once to a scratch buffer, collecting the masks */

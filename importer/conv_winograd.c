@@ -58,6 +58,22 @@ static ir_ref placed_term(ir_graph *g, ir_ref t, int at, int parts, int sign) {
   return sign > 0 ? t : ir_unary(g, IR_NEG, t);
 }
 
+/* Y = (L (x) L) src: part r1 * rows + r2 of [.., rows * rows, T] (axis 2)
+ * sums src[p][q] [.., 1, T] times L[r1][p] L[r2][q] (0 or +-1; L is rows
+ * x 4), as a sum of masked views (placed_term). */
+static ir_ref kron_sum(ir_graph *g, const int *L, int rows, ir_ref src[4][4]) {
+  ir_ref terms[64];
+  int nt = 0;
+  for (int r1 = 0; r1 < rows; r1++)
+    for (int r2 = 0; r2 < rows; r2++)
+      for (int p = 0; p < 4; p++)
+        for (int q = 0; q < 4; q++) {
+          int sg = L[4 * r1 + p] * L[4 * r2 + q];
+          if (sg) terms[nt++] = placed_term(g, src[p][q], r1 * rows + r2, rows * rows, sg);
+        }
+  return sum_tree(g, terms, nt);
+}
+
 /* The convolution of x5 [N, 1, 1, C, H, W] by the constant wt [M, C, 3, 3]
  * (stride and dilation 1, any padding) as F(2x2, 3x3): [N, M, OH, OW]; the
  * bias (*b, taken) is added by the output transform. */
@@ -91,20 +107,14 @@ ir_ref imp_conv_winograd(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp
    * the codegen cuts the loop over the 16 into one piece per part
    * (codegen/emit.c, split_loop), where the other parts' views read their
    * pad value (placed_term). */
-  ir_ref terms[64];
-  int nt = 0;
-  for (int i = 0; i < 4; i++)
-    for (int j = 0; j < 4; j++)
-      for (int a = 0; a < 4; a++)
-        for (int c = 0; c < 4; c++) {
-          int sg = wino_bt[i][a] * wino_bt[j][c];
-          if (!sg) continue;
-          int64_t st[5] = {0, 0, a % 2, c % 2, a / 2 * W1 + c / 2}, sp[5] = {1, 1, 1, 1, 1}, ln[5] = {N, C, 1, 1, T};
-          ir_ref t = ir_view_reshape(g, ir_view_slice(g, ph, st, sp, ln), (ir_shape){.rank = 4, .d = {N, C, 1, T}});
-          terms[nt++] = placed_term(g, t, 4 * i + j, 16, sg);
-        }
+  ir_ref d[4][4]; /* d[a][b] of every tile: [N, C, 1, T] */
+  for (int a = 0; a < 4; a++)
+    for (int c = 0; c < 4; c++) {
+      int64_t st[5] = {0, 0, a % 2, c % 2, a / 2 * W1 + c / 2}, sp[5] = {1, 1, 1, 1, 1}, ln[5] = {N, C, 1, 1, T};
+      d[a][c] = ir_view_reshape(g, ir_view_slice(g, ph, st, sp, ln), (ir_shape){.rank = 4, .d = {N, C, 1, T}});
+    }
   int k_first[4] = {0, 2, 1, 3};
-  ir_ref v = ir_view_permute(g, sum_tree(g, terms, nt), k_first); /* [N, 16, C, T] */
+  ir_ref v = ir_view_permute(g, kron_sum(g, &wino_bt[0][0], 4, d), k_first); /* [N, 16, C, T] */
   v = ir_view_reshape(g, v, (ir_shape){.rank = 5, .d = {N, 16, 1, C, T}});
   /* the 16 products, [N, 16, M, 1, T], on the register-blocked path */
   ir_ref m = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, v, u), 1u << 3);
@@ -112,17 +122,12 @@ ir_ref imp_conv_winograd(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp
   m = ir_view_permute(g, ir_view_reshape(g, m, (ir_shape){.rank = 4, .d = {N, 16, M, T}}), m_first);
   /* Y = A^T m A + bias, [N, M, 4, T]: output (a, c) of a tile sums the nine
    * m[4i + j] with A^T[a][i] A^T[c][j] != 0, the same way */
-  nt = 0;
-  for (int a = 0; a < 2; a++)
-    for (int c = 0; c < 2; c++)
-      for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-          int sg = wino_at[a][i] * wino_at[c][j];
-          if (!sg) continue;
-          int64_t st[4] = {0, 0, 4 * i + j, 0}, sp[4] = {1, 1, 1, 1}, ln[4] = {N, M, 1, T};
-          terms[nt++] = placed_term(g, ir_view_slice(g, m, st, sp, ln), 2 * a + c, 4, sg);
-        }
-  ir_ref y = sum_tree(g, terms, nt);
+  ir_ref mij[4][4]; /* m[4i + j]: [N, M, 1, T] */
+  for (int i = 0; i < 16; i++) {
+    int64_t st[4] = {0, 0, i, 0}, sp[4] = {1, 1, 1, 1}, ln[4] = {N, M, 1, T};
+    mij[i / 4][i % 4] = ir_view_slice(g, m, st, sp, ln);
+  }
+  ir_ref y = kron_sum(g, &wino_at[0][0], 2, mij);
   if (b && *b != IR_NONE) {
     y = ir_binary(g, IR_ADD, y, ir_view_reshape(g, *b, (ir_shape){.rank = 4, .d = {1, M, 1, 1}}));
     *b = IR_NONE;
