@@ -4,23 +4,31 @@
  * column) or over an im2col copy's. */
 #include "importer_impl.h"
 
-/* A constant weight wt [M, C, kh, kw] as one constant [C, kh, kw, M]: the
- * output channels of every (c, kh, kw) step contiguous, read as the register
- * block's columns with unit stride. With `kh_outer`, [kh, C, kw, M]: the
- * kernel rows of a band (cols_band) are then a contiguous part of it, read
- * where they lie, where the other layout's bands each need a copy of their
- * rows (CRNN: 4.9 MB of weights, not 9.8). IR_NONE when wt is not a
- * constant. */
-static ir_ref cols_weight(ir_graph *g, ir_ref wt, bool kh_outer) {
+/* A constant weight wt [M, C, kh, kw] as one constant of panels of `nr`
+ * output channels, [M / nr, C, kh, kw, nr]: the output channels of every
+ * (c, kh, kw) step of a panel contiguous, read as the register block's
+ * columns with unit stride, and each panel one run: a thread's panels are
+ * then its own part of the weight (with the channels of every step as one
+ * row, [C, kh, kw, M], a panel read 128 of every 1024 bytes, and at 2
+ * threads the first half of the panels of CRNN's layers ran 13-30 %
+ * slower than the second, whichever thread ran them; as runs, all at
+ * their 1-thread speed: docs/DESIGN.md). With `kh_outer`, [M / nr, kh,
+ * C, kw, nr]: the kernel rows of a band (cols_band) are then a contiguous
+ * part of each panel, read where they lie, where the other layout's bands
+ * each need a copy of their rows (CRNN: 4.9 MB of weights, not 9.8).
+ * IR_NONE when wt is not a constant. */
+static ir_ref cols_weight(ir_graph *g, ir_ref wt, bool kh_outer, int64_t nr) {
   if (ir_failed(g) || !ir_is_const(g, wt)) return IR_NONE;
   const ir_node *wn = ir_node_get(g, wt);
   ir_shape ws = wn->shape;
   ir_dtype dt = wn->dtype;
-  int perm[4] = {1, 2, 3, 0};
-  if (kh_outer) perm[0] = 2, perm[1] = 1;
-  ir_shape ts = {.rank = 4, .d = {ws.d[perm[0]], ws.d[perm[1]], ws.d[3], ws.d[0]}};
+  if (nr < 1 || ws.d[0] % nr) return IR_NONE;
+  ir_shape w5 = {.rank = 5, .d = {ws.d[0] / nr, nr, ws.d[1], ws.d[2], ws.d[3]}};
+  int perm[5] = {0, 2, 3, 4, 1};
+  if (kh_outer) perm[1] = 3, perm[2] = 2;
+  ir_shape ts = {.rank = 5, .d = {w5.d[0], w5.d[perm[1]], w5.d[perm[2]], ws.d[3], nr}};
   void *data;
-  if (ir_eval(g, ir_move(g, ir_view_permute(g, wt, perm)), &data)) return IR_NONE;
+  if (ir_eval(g, ir_move(g, ir_view_permute(g, ir_view_reshape(g, wt, w5), perm)), &data)) return IR_NONE;
   return ir_const_take(g, "conv_cols", dt, ts, data);
 }
 
@@ -28,10 +36,10 @@ static ir_ref cols_weight(ir_graph *g, ir_ref wt, bool kh_outer) {
  * padded input is copied once with its channels innermost, [N, Hp, Wp, C],
  * and output rows r0..r1 over kernel rows a..b are the sum over (c, kh, kw)
  * of the input under the window, broadcast (a block's rows are output
- * positions along the row, any stride), times the weight's row of output
+ * positions along the row, any stride), times a panel's row of output
  * channels (the block's columns, contiguous in cols_weight's layout):
  * [N, r1 - r0, out_w, M], channels innermost. With `kh_outer` (the
- * weight [kh, C, kw, M]) the sum runs over (kh, c, kw). */
+ * weight [M / nr, kh, C, kw, nr]) the sum runs over (kh, c, kw). */
 static ir_ref cols_band(ir_graph *g, ir_ref xh, ir_ref wc, const imp_window *w, int64_t r0, int64_t r1, int64_t a,
                         int64_t b, bool kh_outer) {
   const ir_shape xs = ir_node_get(g, xh)->shape, ws = ir_node_get(g, wc)->shape;
@@ -42,16 +50,17 @@ static ir_ref cols_band(ir_graph *g, ir_ref xh, ir_ref wc, const imp_window *w, 
   int64_t k[2] = {kb, w->k[1]}, out[2] = {rows, w->out[1]};
   /* [N, 1, 1, C, kb, kw, rows, out_w] */
   ir_ref xw = ir_view_window(g, ir_view_slice(g, xh, st, sp, ln), 2, k, w->s, w->d, out);
-  int px[8] = {0, 1, 6, 7, 3, 4, 5, 2}, kax = kh_outer ? 0 : 1;
+  int px[8] = {0, 6, 7, 1, 3, 4, 5, 2}, kax = kh_outer ? 1 : 2;
   if (kh_outer) px[4] = 4, px[5] = 3;
-  xw = ir_view_permute(g, xw, px); /* [N, 1, rows, out_w, C, kb, kw, 1] (kh_outer: kb, C) */
+  xw = ir_view_permute(g, xw, px); /* [N, rows, out_w, 1, C, kb, kw, 1] (kh_outer: kb, C) */
   int64_t wst[IR_MAX_RANK] = {0}, wsp[IR_MAX_RANK], wln[IR_MAX_RANK];
   for (int i = 0; i < ws.rank; i++) wsp[i] = 1, wln[i] = ws.d[i];
   wst[kax] = a, wln[kax] = kb;
-  ir_shape w8 = {.rank = 8, .d = {1, 1, 1, 1, kax ? ws.d[0] : kb, kax ? kb : ws.d[1], ws.d[2], ws.d[3]}};
+  ir_shape w8 = {.rank = 8, .d = {1, 1, 1, ws.d[0], kh_outer ? kb : ws.d[1], kh_outer ? ws.d[2] : kb, ws.d[3], ws.d[4]}};
   ir_ref wv = ir_view_reshape(g, ir_view_slice(g, wc, wst, wsp, wln), w8);
+  /* [N, rows, out_w, M / nr, 1, 1, 1, nr] */
   ir_ref y = ir_reduce(g, IR_ADD, ir_binary(g, IR_MUL, xw, wv), 7u << 4);
-  ir_shape ys = {.rank = 4, .d = {xs.d[0], rows, w->out[1], ws.d[3]}};
+  ir_shape ys = {.rank = 4, .d = {xs.d[0], rows, w->out[1], ws.d[0] * ws.d[4]}};
   return ir_view_reshape(g, y, ys);
 }
 
@@ -63,10 +72,10 @@ static ir_ref cols_band(ir_graph *g, ir_ref xh, ir_ref wc, const imp_window *w, 
  * With 16 registers (AVX2) gcc kept an accumulator in memory across that
  * two-level loop (3x3/2, 32 -> 64 at 12 x 80: 662 -> 723 k cycles), so the
  * sum there stays (c, kh, kw) and each band keeps a copy of its rows. */
-ir_ref imp_conv_cols(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, int regs) {
+ir_ref imp_conv_cols(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, int regs, int64_t nr) {
   ir_graph *g = n->g;
   bool kh_outer = regs >= 32;
-  ir_ref wc = cols_weight(g, wt, kh_outer);
+  ir_ref wc = cols_weight(g, wt, kh_outer, nr);
   if (wc == IR_NONE || ir_failed(g)) return IR_NONE;
   int to_hwc[6] = {0, 1, 2, 4, 5, 3}, back[6] = {0, 1, 2, 5, 3, 4};
   ir_ref xh = ir_move(g, ir_view_permute(g, imp_pad_spatial(g, x5, w, 0.0), to_hwc));

@@ -404,7 +404,7 @@ int64_t imp_conv_wide_products(const imp_window *w, int64_t M, int64_t vf, int r
 /* conv_cols.c: the output channels as the columns, in bands of output rows,
  * over the wide form's positions, over the positions themselves or over an
  * im2col copy's. */
-ir_ref imp_conv_cols(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, int regs);
+ir_ref imp_conv_cols(imp_node *n, ir_ref x5, ir_ref wt, const imp_window *w, int regs, int64_t nr);
 ir_ref imp_conv_wide_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w0,
                           int64_t vf);
 ir_ref imp_conv_im2col_cols(imp_node *n, ir_ref x5, ir_ref wt, ir_ref *b, const imp_window *w,

@@ -190,7 +190,7 @@ ir_ref imp_conv(imp_node *n, ir_ref x, ir_ref wt, ir_ref *b) {
   int64_t vf = imp_ctx_vector_floats(n->ctx);
   int regs = imp_ctx_vector_regs(n->ctx);
   ir_ref y = winograd_fits(n, &w, &xs, wt, G, M) ? imp_conv_winograd(n, x5, wt, b, &w) : IR_NONE;
-  if (y == IR_NONE && !ir_failed(g) && cols_fits(g, &w, &xs, wt, G, M, vf)) y = imp_conv_cols(n, x5, wt, &w, regs);
+  if (y == IR_NONE && !ir_failed(g) && cols_fits(g, &w, &xs, wt, G, M, vf)) y = imp_conv_cols(n, x5, wt, &w, regs, 2 * vf);
   if (y == IR_NONE && !ir_failed(g) && f == CONV_WIDE &&
       wide_cols_fits(g, &w, &xr, wt, G, M, vf, regs, imp_conv_wide_products(&w, M, vf, regs)))
     y = unfold_pays(&w) ? imp_conv_unfold_cols(n, x5, wt, b, &w, vf)

@@ -82,6 +82,7 @@ bool ir_sinkable_op(const ir_graph *g, const ir_node *n);
  * `axis` maps) as a value of shape `rs`, or IR_NONE. */
 bool ir_sink_from_reduce(const ir_graph *g, ir_ref r);
 ir_ref ir_sink_operand_over(ir_graph *g, ir_ref b, const int *axis, const ir_shape *rs);
+ir_ref ir_sink_operand_over_runs(ir_graph *g, ir_ref b, const int *first, const int *last, const ir_shape *rs);
 /* The same, an axis of u also stepping several elements of one axis of es
  * (a stride-2 subsample of a padded copy's interior: pad_share.c). */
 bool ir_view_compose_steps(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out);

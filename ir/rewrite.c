@@ -274,6 +274,27 @@ static bool reads_in_order(const ir_view *v) {
   return true;
 }
 
+/* Does `v` read its source as whole runs of at least IR_RUN_KEEP bytes,
+ * in order, with one axis (its outermost moving one) stepping over the
+ * rest of the source (a slice of the rows of each panel of a weight laid
+ * out [panels, rows, ...]: a convolution band's kernel rows,
+ * importer/conv_cols.c)? Such a view is read where it lies: a copy per
+ * band would stream its rows once more for each band. */
+#define IR_RUN_KEEP 4096
+static bool reads_runs(const ir_view *v, size_t elem) {
+  int outer = -1;
+  for (int k = 0; k < v->shape.rank && outer < 0; k++)
+    if (v->shape.d[k] > 1 && v->stride[k] != 0) outer = k;
+  if (outer < 0 || v->masked || v->gather) return false;
+  int64_t expect = 1;
+  for (int k = v->shape.rank - 1; k > outer; k--) {
+    if (v->shape.d[k] == 1 || v->stride[k] == 0) continue;
+    if (v->stride[k] != expect) return false;
+    expect *= v->shape.d[k];
+  }
+  return v->stride[outer] > expect && (uint64_t)expect * elem >= IR_RUN_KEEP;
+}
+
 static bool repack_one(ir_graph *g, ir_ref r, const char *keep) {
   const ir_node *n = &g->nodes[r];
   if (n->op != IR_VIEW || n->view.gather || n->view.masked || (keep && keep[r])) return false;
@@ -281,7 +302,7 @@ static bool repack_one(ir_graph *g, ir_ref r, const char *keep) {
    * a symbolic size, it cannot be evaluated now and stays a view */
   for (int k = 0; k < n->shape.rank; k++)
     if (n->view.stride[k] != 0 && ir_dim_is_sym(n->shape.d[k])) return false;
-  if (reads_in_order(&n->view)) return false;
+  if (reads_in_order(&n->view) || reads_runs(&n->view, ir_dtype_size(n->dtype))) return false;
   ir_ref wref = n->src[0];
   const ir_node *w = &g->nodes[wref];
   if (w->op != IR_ALLOCATE || w->origin != IR_ORIGIN_WEIGHT) return false;

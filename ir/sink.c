@@ -54,8 +54,10 @@ static void identity_axes(const ir_view *v, const ir_shape *src, int *axis) {
 
 /* Operand `b` (of the view's shape) as a value of the reduction's shape
  * `rs`, or IR_NONE: a constant, or a broadcast varying only along axes
- * that `axis` maps. */
-ir_ref ir_sink_operand_over(ir_graph *g, ir_ref b, const int *axis, const ir_shape *rs) {
+ * that map to a run of rs's axes, first[k]..last[k] (an axis of the view
+ * that is several of rs's merged: a band's output channels computed as
+ * panels, [M / nr, .., nr]; size-1 axes inside the run are skipped). */
+ir_ref ir_sink_operand_over_runs(ir_graph *g, ir_ref b, const int *first, const int *last, const ir_shape *rs) {
   ir_node n = g->nodes[b];
   if (n.op == IR_LOAD && !n.sym_value) {
     n.shape = *rs;
@@ -67,11 +69,21 @@ ir_ref ir_sink_operand_over(ir_graph *g, ir_ref b, const int *axis, const ir_sha
   for (int a = 0; a < rs->rank; a++) o.stride[a] = 0, o.lo[a] = 0, o.hi[a] = rs->d[a];
   for (int k = 0; k < n.shape.rank; k++) {
     if (n.shape.d[k] < 2 || n.view.stride[k] == 0) continue;
-    if (axis[k] < 0) return IR_NONE;
-    o.stride[axis[k]] = n.view.stride[k];
+    if (first[k] < 0 || last[k] < first[k]) return IR_NONE;
+    int64_t s = n.view.stride[k];
+    for (int a = last[k]; a >= first[k]; a--) {
+      if (rs->d[a] == 1) continue;
+      o.stride[a] = s;
+      if (ir_mul_ov(s, rs->d[a], &s)) return IR_NONE;
+    }
   }
   n.shape = *rs, n.view = o, n.label = NULL;
   return ir_add_node(g, &n);
+}
+
+/* The same where each axis maps to one axis of rs (`axis`). */
+ir_ref ir_sink_operand_over(ir_graph *g, ir_ref b, const int *axis, const ir_shape *rs) {
+  return ir_sink_operand_over_runs(g, b, axis, axis, rs);
 }
 
 /* The view `u` (over a contiguous value of shape `es`) re-expressed over

@@ -102,6 +102,33 @@ static bool same_reads(const ir_view *b, const ir_view *bp, const ir_view *v, co
   }
 }
 
+/* The source axes axis k of part view `v` steps one to one, over the
+ * reduction's shape `rs` (contiguous strides `st`): one axis of the same
+ * size and stride, or else a run of them whose sizes multiply to the
+ * axis's (the output channels of a band computed as panels, [M / nr, 1,
+ * 1, 1, nr] for the Concat's M); *first = -1 when there is none. */
+static void source_run(const ir_view *v, int k, const ir_shape *rs, const int64_t *st, int *first, int *last) {
+  *first = *last = -1;
+  if (v->stride[k] <= 0) return;
+  for (int a = 0; a < rs->rank; a++)
+    if (rs->d[a] == v->shape.d[k] && st[a] == v->stride[k]) {
+      *first = *last = a;
+      return;
+    }
+  for (int a = rs->rank - 1; a >= 0; a--) {
+    if (rs->d[a] < 2 || st[a] != v->stride[k]) continue;
+    int64_t size = 1;
+    for (int b = a; b >= 0; b--) {
+      if (ir_mul_ov(size, rs->d[b], &size) || size > v->shape.d[k]) return;
+      if (size == v->shape.d[k] && rs->d[b] > 1) {
+        *first = b, *last = a;
+        return;
+      }
+    }
+    return;
+  }
+}
+
 static bool sink_concat_one(ir_graph *g, ir_ref e) {
   const ir_node *n = &g->nodes[e];
   if ((n->op != IR_ADD && n->op != IR_MUL && n->op != IR_MAX) || n->reduce || !ir_dtype_is_float(n->dtype) ||
@@ -124,13 +151,9 @@ static bool sink_concat_one(ir_graph *g, ir_ref e) {
     ir_ref r = v.src[0];
     ir_shape rs = g->nodes[r].shape;
     int64_t st[IR_MAX_RANK];
-    int axis[IR_MAX_RANK];
+    int first[IR_MAX_RANK], last[IR_MAX_RANK];
     ir_contiguous_strides(&rs, st);
-    for (int k = 0; k < v.shape.rank; k++) { /* the source axis each axis steps one to one */
-      axis[k] = -1;
-      for (int a = 0; a < rs.rank && axis[k] < 0 && v.view.stride[k] > 0; a++)
-        if (rs.d[a] == v.shape.d[k] && st[a] == v.view.stride[k]) axis[k] = a;
-    }
+    for (int k = 0; k < v.shape.rank; k++) source_run(&v.view, k, &rs, st, &first[k], &last[k]);
     ir_node x = g->nodes[e];
     for (int i = 0; i < x.nsrc; i++) {
       ir_ref b = x.src[i];
@@ -138,7 +161,7 @@ static bool sink_concat_one(ir_graph *g, ir_ref e) {
         x.src[i] = r;
         continue;
       }
-      x.src[i] = ir_sink_operand_over(g, b, axis, &rs);
+      x.src[i] = ir_sink_operand_over_runs(g, b, first, last, &rs);
       if (x.src[i] == IR_NONE) return false; /* nodes added so far are dropped by ir_compact */
       if (g->nodes[b].op == IR_VIEW && !same_reads(&g->nodes[b].view, &g->nodes[x.src[i]].view, &v.view, &rs))
         return false;

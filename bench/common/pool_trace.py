@@ -33,7 +33,7 @@ static o2c_trec o2c_tbuf[1 << 20];
 static long o2c_tn; /* the counters are declared before the worker */
 static void o2c_trace(const void *site, int team, double t0, double t1, double wait, int theirs, int n) {
   if (o2c_tn >= (1 << 20)) return;
-  o2c_trec r = {t0, t1, wait, site, team, theirs, n, (int)o2c_calls, O2C_CPU(), atomic_load(&o2c_wcpu), atomic_load(&o2c_wmask)};
+  o2c_trec r = {t0, t1, wait, site, team, theirs, n, (int)o2c_tcalls, O2C_CPU(), atomic_load(&o2c_wcpu), atomic_load(&o2c_wmask)};
   o2c_tbuf[o2c_tn++] = r;
 }
 __attribute__((destructor)) static void o2c_tdump(void) {
@@ -41,7 +41,7 @@ __attribute__((destructor)) static void o2c_tdump(void) {
   FILE *f = p ? fopen(p, "w") : NULL;
   if (!f) return;
   fprintf(f, "# worker_moves %ld caller_moves %ld worker_sleeps %ld calls %ld pulls %ld\n", o2c_wmoves, o2c_cmoves,
-          o2c_sleeps, o2c_calls, o2c_pulls);
+          o2c_sleeps, o2c_tcalls, o2c_pulls);
   for (long i = 0; i < o2c_tn; i++) {
     o2c_trec *r = &o2c_tbuf[i];
     fprintf(f, "%.7f %.7f %.7f %p %d %d %d %d %d %d %x\n", r->t0, r->t1, r->wait, r->site, r->team, r->theirs, r->n, r->call,
@@ -61,7 +61,7 @@ def sub(text, old, new):
 def patch(src, dst, name):
     t = open(src).read()
     t = sub(t, 'static void *o2c_pool_worker(void *arg) {',
-            'static long o2c_wmoves, o2c_cmoves, o2c_sleeps, o2c_calls, o2c_pulls;\n'
+            'static long o2c_wmoves, o2c_cmoves, o2c_sleeps, o2c_tcalls, o2c_pulls;\n'
             'static _Atomic int o2c_wcpu = -1, o2c_wmask;\nstatic void *o2c_pool_worker(void *arg) {')
     t = sub(t, '      atomic_fetch_add(&o2c_pool.sleepers, 1);\n',
             '      atomic_fetch_add(&o2c_pool.sleepers, 1);\n      o2c_sleeps++;\n')
@@ -86,7 +86,7 @@ def patch(src, dst, name):
     if i < 0:
         sys.exit(f'pool_trace: no {name}_run in {src}')
     j = t.index('{\n', i) + 2
-    t = t[:j] + '  o2c_calls++;\n' + t[j:]
+    t = t[:j] + '  o2c_tcalls++;\n' + t[j:]
     open(dst, 'w').write(t)
 
 
