@@ -83,6 +83,10 @@ bool ir_sinkable_op(const ir_graph *g, const ir_node *n);
 bool ir_sink_from_reduce(const ir_graph *g, ir_ref r);
 ir_ref ir_sink_operand_over(ir_graph *g, ir_ref b, const int *axis, const ir_shape *rs);
 ir_ref ir_sink_operand_over_runs(ir_graph *g, ir_ref b, const int *first, const int *last, const ir_shape *rs);
+/* layout.c: the run of xs's axes *lo..*hi that axis a of view `v` steps
+ * one to one over xs's contiguous strides `st` (one axis, or several
+ * merged by a reshape); false when there is none. */
+bool ir_view_axis_run(const ir_view *v, int a, const ir_shape *xs, const int64_t *st, int *lo, int *hi);
 /* The same, an axis of u also stepping several elements of one axis of es
  * (a stride-2 subsample of a padded copy's interior: pad_share.c). */
 bool ir_view_compose_steps(const ir_view *u, const ir_shape *es, const ir_view *v, ir_view *out);

@@ -40,10 +40,26 @@ static bool divides(int64_t a, int64_t b) {
   return ir_dim_is_sym(a) || ir_dim_is_sym(b) ? ir_dim_div_exact(b, a, &q) : b % a == 0;
 }
 
-/* The run of x's axes lo[a]..hi[a] that view axis a of `v` reads (one
- * axis, or several merged by a reshape), for every axis that moves; lo[a]
- * = -1 for broadcast and size-1 axes. False when `v` is not such a plain
- * reading of x's contiguous layout. */
+/* The run of xs's axes *lo..*hi that axis a of `v` steps one to one (one
+ * axis, or several merged by a reshape), over xs's contiguous layout (its
+ * strides `st`); false when there is none. Size-1 axes inside a run are
+ * part of it. sink_concat.c uses it too (a band's channels as panels). */
+bool ir_view_axis_run(const ir_view *v, int a, const ir_shape *xs, const int64_t *st, int *lo, int *hi) {
+  *lo = *hi = -1;
+  for (int p = xs->rank - 1; p >= 0 && *hi < 0; p--)
+    if (xs->d[p] > 1 && st[p] == v->stride[a] && divides(xs->d[p], v->shape.d[a])) *hi = p;
+  if (*hi < 0) return false;
+  int64_t extent = xs->d[*hi];
+  *lo = *hi;
+  while (extent_below(extent, v->shape.d[a]) && *lo > 0) extent = ir_dim_mul(extent, xs->d[--*lo]);
+  if (extent == v->shape.d[a]) return true;
+  *lo = *hi = -1;
+  return false;
+}
+
+/* The run of x's axes lo[a]..hi[a] that view axis a of `v` reads, for
+ * every axis that moves; lo[a] = -1 for broadcast and size-1 axes. False
+ * when `v` is not such a plain reading of x's contiguous layout. */
 static bool axis_runs(const ir_view *v, const ir_shape *xs, int *lo, int *hi) {
   int64_t st[IR_MAX_RANK];
   ir_contiguous_strides(xs, st);
@@ -52,14 +68,7 @@ static bool axis_runs(const ir_view *v, const ir_shape *xs, int *lo, int *hi) {
   for (int a = 0; a < v->shape.rank; a++) {
     lo[a] = hi[a] = -1;
     if (v->shape.d[a] == 1 || v->stride[a] == 0) continue;
-    for (int p = xs->rank - 1; p >= 0 && hi[a] < 0; p--)
-      if (xs->d[p] > 1 && st[p] == v->stride[a] && divides(xs->d[p], v->shape.d[a])) hi[a] = p;
-    if (hi[a] < 0) return false;
-    int64_t extent = xs->d[hi[a]];
-    lo[a] = hi[a];
-    while (extent_below(extent, v->shape.d[a]) && lo[a] > 0)
-      extent = ir_dim_mul(extent, xs->d[--lo[a]]);
-    if (extent != v->shape.d[a]) return false;
+    if (!ir_view_axis_run(v, a, xs, st, &lo[a], &hi[a])) return false;
     for (int p = lo[a]; p <= hi[a]; p++) {
       if (used & (1u << p)) return false;
       used |= 1u << p;

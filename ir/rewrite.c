@@ -263,15 +263,16 @@ int ir_rewrite_gather(ir_graph *g) {
   return count;
 }
 
-/* Does `v` read its source row-major and contiguously (ignoring broadcast)? */
-static bool reads_in_order(const ir_view *v) {
+/* How many elements `v` reads row-major and contiguously from its start
+ * (ignoring broadcast); 0 when it does not. */
+static int64_t in_order_elems(const ir_view *v) {
   int64_t expect = 1;
   for (int k = v->shape.rank - 1; k >= 0; k--) {
     if (v->shape.d[k] == 1 || v->stride[k] == 0) continue;
-    if (v->stride[k] != expect) return false;
+    if (v->stride[k] != expect) return 0;
     expect *= v->shape.d[k];
   }
-  return true;
+  return expect;
 }
 
 /* Does `v` read its source as whole runs of at least IR_RUN_KEEP bytes,
@@ -282,17 +283,13 @@ static bool reads_in_order(const ir_view *v) {
  * band would stream its rows once more for each band. */
 #define IR_RUN_KEEP 4096
 static bool reads_runs(const ir_view *v, size_t elem) {
-  int outer = -1;
-  for (int k = 0; k < v->shape.rank && outer < 0; k++)
-    if (v->shape.d[k] > 1 && v->stride[k] != 0) outer = k;
-  if (outer < 0 || v->masked || v->gather) return false;
-  int64_t expect = 1;
-  for (int k = v->shape.rank - 1; k > outer; k--) {
-    if (v->shape.d[k] == 1 || v->stride[k] == 0) continue;
-    if (v->stride[k] != expect) return false;
-    expect *= v->shape.d[k];
-  }
-  return v->stride[outer] > expect && (uint64_t)expect * elem >= IR_RUN_KEEP;
+  int outer = 0;
+  while (outer < v->shape.rank && (v->shape.d[outer] == 1 || v->stride[outer] == 0)) outer++;
+  if (outer == v->shape.rank) return false;
+  ir_view run = *v;
+  run.shape.d[outer] = 1;
+  int64_t n = in_order_elems(&run);
+  return n > 0 && v->stride[outer] > n && (uint64_t)n * elem >= IR_RUN_KEEP;
 }
 
 static bool repack_one(ir_graph *g, ir_ref r, const char *keep) {
@@ -302,7 +299,7 @@ static bool repack_one(ir_graph *g, ir_ref r, const char *keep) {
    * a symbolic size, it cannot be evaluated now and stays a view */
   for (int k = 0; k < n->shape.rank; k++)
     if (n->view.stride[k] != 0 && ir_dim_is_sym(n->shape.d[k])) return false;
-  if (reads_in_order(&n->view) || reads_runs(&n->view, ir_dtype_size(n->dtype))) return false;
+  if (in_order_elems(&n->view) || reads_runs(&n->view, ir_dtype_size(n->dtype))) return false;
   ir_ref wref = n->src[0];
   const ir_node *w = &g->nodes[wref];
   if (w->op != IR_ALLOCATE || w->origin != IR_ORIGIN_WEIGHT) return false;

@@ -102,33 +102,6 @@ static bool same_reads(const ir_view *b, const ir_view *bp, const ir_view *v, co
   }
 }
 
-/* The source axes axis k of part view `v` steps one to one, over the
- * reduction's shape `rs` (contiguous strides `st`): one axis of the same
- * size and stride, or else a run of them whose sizes multiply to the
- * axis's (the output channels of a band computed as panels, [M / nr, 1,
- * 1, 1, nr] for the Concat's M); *first = -1 when there is none. */
-static void source_run(const ir_view *v, int k, const ir_shape *rs, const int64_t *st, int *first, int *last) {
-  *first = *last = -1;
-  if (v->stride[k] <= 0) return;
-  for (int a = 0; a < rs->rank; a++)
-    if (rs->d[a] == v->shape.d[k] && st[a] == v->stride[k]) {
-      *first = *last = a;
-      return;
-    }
-  for (int a = rs->rank - 1; a >= 0; a--) {
-    if (rs->d[a] < 2 || st[a] != v->stride[k]) continue;
-    int64_t size = 1;
-    for (int b = a; b >= 0; b--) {
-      if (ir_mul_ov(size, rs->d[b], &size) || size > v->shape.d[k]) return;
-      if (size == v->shape.d[k] && rs->d[b] > 1) {
-        *first = b, *last = a;
-        return;
-      }
-    }
-    return;
-  }
-}
-
 static bool sink_concat_one(ir_graph *g, ir_ref e) {
   const ir_node *n = &g->nodes[e];
   if ((n->op != IR_ADD && n->op != IR_MUL && n->op != IR_MAX) || n->reduce || !ir_dtype_is_float(n->dtype) ||
@@ -153,7 +126,12 @@ static bool sink_concat_one(ir_graph *g, ir_ref e) {
     int64_t st[IR_MAX_RANK];
     int first[IR_MAX_RANK], last[IR_MAX_RANK];
     ir_contiguous_strides(&rs, st);
-    for (int k = 0; k < v.shape.rank; k++) source_run(&v.view, k, &rs, st, &first[k], &last[k]);
+    /* the source axes each axis steps one to one: one, or a run of them
+     * (a band's output channels computed as panels, [M / nr, 1, 1, 1, nr]
+     * for the Concat's M); -1 where none */
+    for (int k = 0; k < v.shape.rank; k++)
+      if (v.view.stride[k] <= 0 || !ir_view_axis_run(&v.view, k, &rs, st, &first[k], &last[k]))
+        first[k] = last[k] = -1;
     ir_node x = g->nodes[e];
     for (int i = 0; i < x.nsrc; i++) {
       ir_ref b = x.src[i];
