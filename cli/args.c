@@ -69,7 +69,7 @@ static const char cli_usage[] =
     "                          that index every access contiguously; comparisons)\n"
     "      --no-winograd       3x3 convolutions as direct sums only (otherwise\n"
     "                          Winograd's F(2x2,3x3) where it measured faster: 48+\n"
-    "                          channels, maps over 12x12; with AVX-512, 1 thread)\n"
+    "                          channels, maps over 12x12)\n"
     "      --target T          the CPU to tune for (register blocks, cache sizes):\n"
     "                          native (default: this machine), x86-64-v2, x86-64-v3,\n"
     "                          x86-64-v4 (AVX-512), aarch64 (NEON) or generic; the\n"

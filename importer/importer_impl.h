@@ -161,9 +161,9 @@ int imp_ctx_vector_floats(const imp_ctx *c);
 /* imp_options.vector_regs, 32 when not given. */
 int imp_ctx_vector_regs(const imp_ctx *c);
 /* Whether a 3x3 convolution may be Winograd's (op_conv.c): not with
- * --no-winograd, nor for a pool of threads on a target of 16-float
- * vectors (there its transforms, bound by memory, lost to the direct
- * forms on two threads; with 8-float vectors they won). */
+ * --no-winograd. Any thread count: on two threads its memory-bound
+ * transforms lost to the direct forms only on a loaded machine
+ * (docs/DESIGN.md, "Winograd's F(2x2, 3x3)"). */
 bool imp_ctx_winograd(const imp_ctx *c);
 void imp_seqs_free(imp_seqs *s);
 /* A new sequence (or, `none`, an empty optional) of `cnt` tensors, copied:

@@ -26,7 +26,7 @@ int imp_ctx_vector_regs(const imp_ctx *c) {
 }
 
 bool imp_ctx_winograd(const imp_ctx *c) {
-  return !c->opt->no_winograd && (c->opt->threads <= 1 || imp_ctx_vector_floats(c) < 16);
+  return !c->opt->no_winograd;
 }
 
 /* Counts `bytes` more constant data against the memory limit. */

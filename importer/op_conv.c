@@ -103,19 +103,21 @@ static bool cols_fits(ir_graph *g, const imp_window *w, const ir_shape *xs, ir_r
 }
 
 /* Whether imp_conv_winograd takes the convolution: 3x3 at stride and
- * dilation 1, one group, static shapes, a constant float weight, on one
- * thread (imp_ctx_winograd), at least 48 channels in and out, more than 12
- * output rows and columns, and its 16 products at most 1/1.9 of the direct
- * form's 9 per output (the wrapped and odd tiles waste some). Its
- * transforms stream the 4x larger transformed tensors through memory:
- * that pays against the direct forms' products where these are many per
- * element moved (ResNet-18's 3x3 layers at 56x56 to 14x14, 64 to 256
- * channels: -12 to -33 % a layer), and lost where channels are few (the
- * DBNet-like net's 16 -> 16 at 320x320: 5.0 -> 14.2 M TSC cycles), the
- * rows are few (the CRNN-like net's 128 -> 128 at 6 x 80, the direct
- * cols form's case: +9 %), the map small (7x7: +20 %) or on two threads
- * (ResNet-18 4-7 % slower whole: the transforms do not scale). Zen 5,
- * per-kernel rdtsc minima; docs/DESIGN.md, "Winograd's F(2x2, 3x3)". */
+ * dilation 1, one group, static shapes, a constant float weight, not
+ * --no-winograd (imp_ctx_winograd), at least 48 channels in and out,
+ * more than 12 output rows and columns, and its 16 products at most
+ * 1/1.9 of the direct form's 9 per output (the wrapped and odd tiles
+ * waste some). Its transforms stream the 4x larger transformed tensors
+ * through memory: that pays against the direct forms' products where
+ * these are many per element moved (ResNet-18's 3x3 layers at 56x56 to
+ * 14x14, 64 to 256 channels: -12 to -33 % a layer), and lost where
+ * channels are few (the DBNet-like net's 16 -> 16 at 320x320: 5.0 ->
+ * 14.2 M TSC cycles), the rows are few (the CRNN-like net's 128 -> 128
+ * at 6 x 80, the direct cols form's case: +9 %) or the map small (7x7:
+ * +20 %). Zen 5, per-kernel rdtsc minima. On two threads it pays too
+ * when the VM is quiet (ResNet-18 -11 %, the 3x3 layer -35 %; it lost
+ * 1-4 % in the VM's slow phases); docs/DESIGN.md, "Winograd's F(2x2,
+ * 3x3)". */
 static bool winograd_fits(imp_node *n, const imp_window *w, const ir_shape *xs, ir_ref wt, int64_t G, int64_t M) {
   ir_graph *g = n->g;
   if (!imp_ctx_winograd(n->ctx) || w->nsp != 2 || G != 1 || !ir_shape_is_static(xs) || !ir_is_const(g, wt) ||
