@@ -166,6 +166,12 @@ def op_cast(g):
     x, s, _ = t
     if not g.flt:  # to another integer type (int8 wraps) or to float and back
         to = g.r.choice((T.INT8, T.UINT8, T.INT16, T.INT32, T.INT64, T.FLOAT, T.DOUBLE, T.UINT32))
+        if to == T.UINT32 and g.dt == T.INT64:
+            # a negative int64 through uint32 is a value in [2^31, 2^32), of
+            # which onnxruntime 1.30's int64 ReduceMax returns wrong maxima
+            # (max(2^31, 0, 1) = 1); tests/hostile's reduce_max_u32_wrap
+            # checks ours against numpy
+            to = T.UINT16
         return g.node("Cast", [g.aux("Cast", [x], to=to)], s, True, to=g.dt)
     to = g.r.choice((T.INT32, T.INT64, T.INT8, T.FLOAT if g.dt == T.DOUBLE else T.DOUBLE, T.FLOAT16))
     y = g.aux("Mul", [x, g.k(10.0)])

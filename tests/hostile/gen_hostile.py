@@ -617,6 +617,19 @@ with open(os.path.join(out, "reduce_min_u64_in.pb"), "wb") as f:
 with open(os.path.join(out, "reduce_min_u64_want.pb"), "wb") as f:
     f.write(numpy_helper.from_array(xu.min(axis=1), "y").SerializeToString())
 I64 = TensorProto.INT64
+# A negative int64 through uint32 and back is a value in [2^31, 2^32): its
+# ReduceMax against numpy (onnxruntime 1.30's int64 ReduceMax returns wrong
+# maxima of such values: max(2^31, 0, 1) = 1; the differential fuzzer's seed
+# 44586 met it)
+save("reduce_max_u32_wrap.onnx", model([h.make_node("Cast", ["x"], ["u"], to=TensorProto.UINT32),
+                                        h.make_node("Cast", ["u"], ["w"], to=I64),
+                                        h.make_node("ReduceMax", ["w"], ["y"], keepdims=0)],
+                                       [vi("x", I64, (7, 1))], [vi("y", I64, ())]))
+xw = np.array([[-17], [0], [2], [-1], [5], [2**31 - 1], [-2**31]], dtype=np.int64)
+with open(os.path.join(out, "reduce_max_u32_wrap_in.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(xw, "x").SerializeToString())
+with open(os.path.join(out, "reduce_max_u32_wrap_want.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(np.array(xw.astype(np.uint32).astype(np.int64).max()), "y").SerializeToString())
 save("scatter_min_i64.onnx", model([h.make_node("ScatterElements", ["d", "i", "u"], ["y"], axis=1, reduction="min")],
                                    [vi("d", I64, (2, 4)), vi("i", I64, (2, 4)), vi("u", I64, (2, 4))],
                                    [vi("y", I64, (2, 4))], opset=18))
